@@ -1,0 +1,33 @@
+"""The outside world: storage backends, configuration, and the wiring that builds a service."""
+
+from __future__ import annotations
+
+from lazy_memory.adapters.clock import SystemClock
+from lazy_memory.adapters.config import Settings
+from lazy_memory.engine.errors import StorageUnavailable
+from lazy_memory.engine.identity import Identity
+from lazy_memory.engine.ports import Storage
+from lazy_memory.engine.service import MemoryService
+
+BACKENDS = ("sqlite", "files")
+"""Every storage backend by the name `[storage] backend` and LAZY_STORAGE use."""
+
+
+async def open_storage(settings: Settings) -> Storage:
+    """Open the configured backend; its driver is imported only here, when it is used."""
+    if settings.backend == "sqlite":
+        from lazy_memory.adapters.sqlite import SqliteStorage
+
+        return await SqliteStorage.open(settings.data_dir / "memory.db")
+    if settings.backend == "files":
+        from lazy_memory.adapters.files import FileStorage
+
+        return await FileStorage.open(settings.data_dir)
+    raise StorageUnavailable(
+        f"unknown storage backend {settings.backend!r}: use one of {', '.join(BACKENDS)}"
+    )
+
+
+async def open_service(settings: Settings, identity: Identity) -> MemoryService:
+    """Build the MemoryService a client talks to, from configuration and a session identity."""
+    return MemoryService(await open_storage(settings), identity, SystemClock())

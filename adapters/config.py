@@ -1,0 +1,108 @@
+"""Configuration: the project root, the data directory, lazy.toml, and LAZY_* overrides."""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from lazy_memory.engine.errors import InvalidConfig
+
+CONFIG_FILE = "lazy.toml"
+DEFAULT_BACKEND = "sqlite"
+DEFAULT_WARN_BYTES = 4096
+
+_KNOWN_KEYS: dict[str, set[str]] = {
+    "storage": {"backend", "data_dir"},
+    "memory": {"warn_bytes"},
+}
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Everything a client needs to open the store, after lazy.toml and the environment."""
+
+    root: Path
+    data_dir: Path
+    backend: str = DEFAULT_BACKEND
+    warn_bytes: int = DEFAULT_WARN_BYTES
+    actor: str | None = None
+    task_id: str | None = None
+    warnings: tuple[str, ...] = field(default=())
+
+
+def find_root(start: Path) -> Path:
+    """The nearest ancestor of start (itself included) holding lazy.toml or .git, else start."""
+    for directory in (start, *start.parents):
+        if (directory / CONFIG_FILE).exists() or (directory / ".git").exists():
+            return directory
+    return start
+
+
+def load_settings(cwd: Path | None = None, environ: Mapping[str, str] | None = None) -> Settings:
+    """Read lazy.toml at the project root, then apply LAZY_* environment overrides."""
+    cwd = (cwd or Path.cwd()).resolve()
+    environ = os.environ if environ is None else environ
+    root = find_root(cwd)
+    table, warnings = _read_config_file(root / CONFIG_FILE)
+    storage = _section(table, "storage")
+    memory = _section(table, "memory")
+
+    data_dir = root / ".lazy"
+    if "data_dir" in storage:
+        data_dir = root / _string(storage["data_dir"], "storage.data_dir")
+    if environ.get("LAZY_DATA"):
+        data_dir = cwd / environ["LAZY_DATA"]
+
+    backend = _string(storage.get("backend", DEFAULT_BACKEND), "storage.backend")
+    backend = environ.get("LAZY_STORAGE") or backend
+
+    warn_bytes = memory.get("warn_bytes", DEFAULT_WARN_BYTES)
+    if not isinstance(warn_bytes, int) or isinstance(warn_bytes, bool) or warn_bytes <= 0:
+        raise InvalidConfig(f"{root / CONFIG_FILE}: memory.warn_bytes must be a positive integer")
+
+    return Settings(
+        root=root,
+        data_dir=data_dir,
+        backend=backend,
+        warn_bytes=warn_bytes,
+        actor=environ.get("LAZY_ACTOR") or None,
+        task_id=environ.get("LAZY_TASK_ID") or None,
+        warnings=tuple(warnings),
+    )
+
+
+def _read_config_file(path: Path) -> tuple[dict[str, Any], list[str]]:
+    if not path.exists():
+        return {}, []
+    try:
+        table = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as error:
+        raise InvalidConfig(f"cannot read {path}: {error}") from None
+    except tomllib.TOMLDecodeError as error:
+        raise InvalidConfig(f"{path} is not valid TOML: {error}") from None
+    warnings = []
+    for section, value in table.items():
+        if section not in _KNOWN_KEYS or not isinstance(value, dict):
+            warnings.append(f"{path}: ignoring unknown section [{section}]")
+            continue
+        warnings.extend(
+            f"{path}: ignoring unknown key {section}.{key}"
+            for key in value
+            if key not in _KNOWN_KEYS[section]
+        )
+    return table, warnings
+
+
+def _section(table: dict[str, Any], name: str) -> dict[str, Any]:
+    value = table.get(name, {})
+    return value if isinstance(value, dict) else {}
+
+
+def _string(value: object, key: str) -> str:
+    if not isinstance(value, str) or not value:
+        raise InvalidConfig(f"{CONFIG_FILE}: {key} must be a non-empty string")
+    return value

@@ -1,0 +1,23 @@
+"""The compact: a derived, overwritable summary of the index, and the watermark it covers."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from pydantic import BaseModel, ConfigDict
+
+Watermark = dict[str, int]
+"""The (name -> revision) pairs of the live records a compact was generated from."""
+
+
+class Compact(BaseModel):
+    """The one compact slot's content. It has no history: a new compact overwrites it."""
+
+    model_config = ConfigDict(frozen=True)
+
+    preamble: str
+    summary: str
+    generator: str
+    model: str | None = None
+    generated_at: datetime
+    watermark: Watermark

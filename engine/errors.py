@@ -1,0 +1,77 @@
+"""Typed errors of the memory store, each with a stable JSON-RPC error code.
+
+The tree::
+
+    LazyMemoryError              (base; never raised itself)
+    ├── NotFound                 -32001  no live record, or no history, by that name
+    ├── InvalidRecord            -32002  a name, type, description or body breaks a rule
+    ├── Conflict                 -32003  an if_revision compare-and-swap did not match
+    ├── PermissionDenied         -32004  the session may not write (an agent)
+    ├── StorageUnavailable       -32005  the store cannot be opened, read or written
+    ├── CompactRejected          -32006  a compact candidate would not shrink the index
+    ├── LLMUnavailable           -32007  the summarizer model could not be used
+    └── InvalidConfig            -32008  lazy.toml or a LAZY_* variable is malformed
+
+Adapters translate their drivers' exceptions into these at their boundary; the rpc layer
+maps them to JSON-RPC errors and CLI exit statuses in one place each.
+"""
+
+from __future__ import annotations
+
+
+class LazyMemoryError(Exception):
+    """Base of every error the memory store raises on purpose."""
+
+    code: int = -32000
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+class NotFound(LazyMemoryError):
+    """No live record (or no history) exists under the requested name."""
+
+    code = -32001
+
+
+class InvalidRecord(LazyMemoryError):
+    """A record's name, type, description or body breaks a rule of the store."""
+
+    code = -32002
+
+
+class Conflict(LazyMemoryError):
+    """A compare-and-swap save found a different revision than the one it expected."""
+
+    code = -32003
+
+
+class PermissionDenied(LazyMemoryError):
+    """The session's identity may not perform this operation (agents are read-only)."""
+
+    code = -32004
+
+
+class StorageUnavailable(LazyMemoryError):
+    """The store cannot be opened, read or written: missing, corrupt, locked or read-only."""
+
+    code = -32005
+
+
+class CompactRejected(LazyMemoryError):
+    """A compact candidate was not smaller than the index it would replace."""
+
+    code = -32006
+
+
+class LLMUnavailable(LazyMemoryError):
+    """The summarizer model could not be reached or gave no usable answer."""
+
+    code = -32007
+
+
+class InvalidConfig(LazyMemoryError):
+    """lazy.toml or a LAZY_* environment variable holds something that cannot be used."""
+
+    code = -32008

@@ -1,0 +1,83 @@
+"""The ports the engine needs from the outside world: storage and a clock."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import datetime
+from typing import Protocol
+
+from lazy_memory.engine.compact import Compact
+from lazy_memory.engine.records import Actor, HistoryEntry, Operation, Record, RecordContent
+
+
+class Storage(Protocol):
+    """A durable store of records, their append-only history and the compact slot.
+
+    Every write is atomic and safe across processes sharing the store: it takes the name's
+    next revision (revisions only grow, across removal and revival) and appends one history
+    entry in the same step. Implementations raise only the engine's typed errors.
+    """
+
+    async def list_records(self) -> list[Record]:
+        """Every live record, ordered by name."""
+        ...
+
+    async def get_record(self, name: str) -> Record:
+        """The live record called name; NotFound if it never existed or was removed."""
+        ...
+
+    async def save_record(
+        self,
+        content: RecordContent,
+        *,
+        actor: Actor,
+        at: datetime,
+        operation: Operation = Operation.SAVE,
+        if_revision: int | None = None,
+    ) -> Record:
+        """Create, update or revive a record as its next revision.
+
+        With if_revision, the save happens only if the name's latest revision (a tombstone
+        included; 0 when the name was never written) equals it, else Conflict.
+        """
+        ...
+
+    async def remove_record(self, name: str, *, actor: Actor, at: datetime) -> HistoryEntry:
+        """Tombstone a live record as its next revision; NotFound if it is not live."""
+        ...
+
+    async def history(self, name: str | None = None) -> list[HistoryEntry]:
+        """Every history entry in the order written, or those of one name (maybe none)."""
+        ...
+
+    async def live_revisions(self) -> dict[str, int]:
+        """The current revision of every live record: what a new compact's watermark covers."""
+        ...
+
+    async def removed_since(self, watermark: Mapping[str, int]) -> list[str]:
+        """Names in watermark that are tombstoned now, in name order."""
+        ...
+
+    async def get_compact(self) -> Compact | None:
+        """The compact slot's content, or None when it is empty."""
+        ...
+
+    async def put_compact(self, compact: Compact) -> None:
+        """Overwrite the compact slot (no history is kept)."""
+        ...
+
+    async def clear_compact(self) -> None:
+        """Empty the compact slot."""
+        ...
+
+    async def aclose(self) -> None:
+        """Release connections, locks and file handles."""
+        ...
+
+
+class Clock(Protocol):
+    """Where the engine gets the time from, so tests can fix it."""
+
+    def now(self) -> datetime:
+        """The current time, timezone-aware, in UTC."""
+        ...

@@ -1,0 +1,176 @@
+"""The record model: records, their history, who wrote them, and the rules a record obeys."""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime
+from enum import StrEnum
+
+from pydantic import BaseModel, ConfigDict
+
+from lazy_memory.engine.errors import InvalidRecord
+
+NAME_MAX_LENGTH = 100
+DESCRIPTION_MAX_LENGTH = 200
+_NAME_PATTERN = re.compile(r"[a-z0-9][a-z0-9._-]*")
+_LINE_BREAKS = re.compile(r"[\r\n\v\f\x1c-\x1e\x85\u2028\u2029]")
+
+
+class RecordType(StrEnum):
+    """The four kinds of knowledge a record holds."""
+
+    USER = "user"
+    FEEDBACK = "feedback"
+    PROJECT = "project"
+    REFERENCE = "reference"
+
+
+class ActorKind(StrEnum):
+    """Who made a write: a person at the CLI, a builder over RPC/MCP, or the system (imports)."""
+
+    HUMAN = "human"
+    BUILDER = "builder"
+    SYSTEM = "system"
+
+
+class Operation(StrEnum):
+    """What a history entry records."""
+
+    SAVE = "save"
+    REMOVE = "rm"
+    IMPORT = "import"
+
+
+class Actor(BaseModel):
+    """The author of a write: its kind and a detail such as a user name or a builder id."""
+
+    model_config = ConfigDict(frozen=True)
+
+    kind: ActorKind
+    detail: str
+
+    def __str__(self) -> str:
+        return f"{self.kind}:{self.detail}"
+
+
+class RecordContent(BaseModel):
+    """What an author writes: a record without its bookkeeping."""
+
+    model_config = ConfigDict(frozen=True)
+
+    name: str
+    type: RecordType
+    description: str
+    body: str
+
+
+class Record(RecordContent):
+    """A live record as the store holds it: content plus its latest revision and writer."""
+
+    revision: int
+    updated_at: datetime
+    updated_by: Actor
+
+
+class HistoryEntry(RecordContent):
+    """One immutable write: the full record content after it, who made it, when and how."""
+
+    revision: int
+    operation: Operation
+    actor: Actor
+    at: datetime
+
+
+def parse_type(value: str) -> RecordType:
+    """Return the record type named by value, or raise InvalidRecord naming the four types."""
+    try:
+        return RecordType(value)
+    except ValueError:
+        known = ", ".join(member.value for member in RecordType)
+        raise InvalidRecord(f"unknown type {value!r}: use one of {known}") from None
+
+
+def check_name(name: str) -> str:
+    """Return name if it is a valid name for a new save, else raise InvalidRecord."""
+    if not 1 <= len(name) <= NAME_MAX_LENGTH or not _NAME_PATTERN.fullmatch(name):
+        raise InvalidRecord(
+            f"invalid name {name!r}: use 1-{NAME_MAX_LENGTH} characters of a-z, 0-9, '.', '_' "
+            "and '-', starting with a letter or digit"
+        )
+    return name
+
+
+def check_description(description: str) -> str:
+    """Return description if it is one non-empty line of at most 200 characters."""
+    if not description.strip():
+        raise InvalidRecord(
+            f"the description is empty: give a one-line summary of at most "
+            f"{DESCRIPTION_MAX_LENGTH} characters"
+        )
+    if _LINE_BREAKS.search(description):
+        raise InvalidRecord("the description must be one line: put the detail in the body")
+    if len(description) > DESCRIPTION_MAX_LENGTH:
+        raise InvalidRecord(
+            f"the description is {len(description)} characters; the limit is "
+            f"{DESCRIPTION_MAX_LENGTH}: put the detail in the body"
+        )
+    return description
+
+
+def _check_text(field: str, value: str) -> str:
+    """Refuse text that cannot be stored as UTF-8 (lone surrogates from undecodable input)."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise InvalidRecord(f"the {field} is not valid UTF-8 text") from None
+    return value
+
+
+def authored_content(name: str, type: str, description: str, body: str) -> RecordContent:
+    """Validate a record written by a person or a builder: every rule of the store applies."""
+    for field, value in (("name", name), ("description", description), ("body", body)):
+        _check_text(field, value)
+    return RecordContent(
+        name=check_name(name),
+        type=parse_type(type),
+        description=check_description(description),
+        body=body,
+    )
+
+
+def imported_content(name: str, type: RecordType, description: str, body: str) -> RecordContent:
+    """Validate a record found in harness memory files: kept verbatim, whatever its length."""
+    for field, value in (("name", name), ("description", description), ("body", body)):
+        _check_text(field, value)
+    if not name.strip() or _LINE_BREAKS.search(name):
+        raise InvalidRecord(f"an imported record needs a one-line, non-empty name, not {name!r}")
+    return RecordContent(name=name, type=type, description=description, body=body)
+
+
+def history_entry(
+    content: RecordContent, *, revision: int, operation: Operation, actor: Actor, at: datetime
+) -> HistoryEntry:
+    """The history entry of writing content (a live record's, for a tombstone) as revision."""
+    return HistoryEntry(
+        name=content.name,
+        type=content.type,
+        description=content.description,
+        body=content.body,
+        revision=revision,
+        operation=operation,
+        actor=actor,
+        at=at,
+    )
+
+
+def record_after(entry: HistoryEntry) -> Record:
+    """The live record a save or import entry leaves behind."""
+    return Record(
+        name=entry.name,
+        type=entry.type,
+        description=entry.description,
+        body=entry.body,
+        revision=entry.revision,
+        updated_at=entry.at,
+        updated_by=entry.actor,
+    )

@@ -1,0 +1,28 @@
+"""Fixtures for every test: each test gets its own data directory and a clean identity."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+_ISOLATED_VARIABLES = (
+    "LAZY_DATA",
+    "LAZY_STORAGE",
+    "LAZY_ACTOR",
+    "LAZY_TASK_ID",
+    "LAZY_PG_DSN",
+    "LAZY_REMOTE",
+    "LAZY_TOKEN",
+)
+
+
+@pytest.fixture(autouse=True)
+def isolated_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """Point LAZY_DATA at a fresh folder and drop any identity the test runner inherited."""
+    for variable in _ISOLATED_VARIABLES:
+        monkeypatch.delenv(variable, raising=False)
+    data_dir = tmp_path / "lazy-data"
+    monkeypatch.setenv("LAZY_DATA", str(data_dir))
+    yield data_dir
