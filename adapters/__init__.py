@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from lazy_memory.adapters.clock import SystemClock
 from lazy_memory.adapters.config import Settings
-from lazy_memory.engine.errors import StorageUnavailable
+from lazy_memory.engine.errors import InvalidConfig
 from lazy_memory.engine.identity import Identity
 from lazy_memory.engine.ports import Storage
 from lazy_memory.engine.service import MemoryService
@@ -23,7 +23,7 @@ async def open_storage(settings: Settings) -> Storage:
         from lazy_memory.adapters.files import FileStorage
 
         return await FileStorage.open(settings.data_dir)
-    raise StorageUnavailable(
+    raise InvalidConfig(
         f"unknown storage backend {settings.backend!r}: use one of {', '.join(BACKENDS)}"
     )
 

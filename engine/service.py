@@ -26,6 +26,13 @@ class MemoryService:
         """One live record in full."""
         return await self.storage.get_record(name)
 
+    async def find(self, name: str) -> Record | None:
+        """One live record in full, or None when there is none by that name."""
+        try:
+            return await self.storage.get_record(name)
+        except NotFound:
+            return None
+
     async def save(
         self,
         name: str,
@@ -46,7 +53,7 @@ class MemoryService:
             content = authored_content(name, type, description, body)
             return await self._write(content, if_revision)
         for _ in range(_MERGE_ATTEMPTS):
-            current = await self._live_or_none(name)
+            current = await self.find(name)
             if current is None:
                 if type is None or description is None:
                     raise InvalidRecord(
@@ -91,12 +98,6 @@ class MemoryService:
         return await self.storage.save_record(
             content, actor=self.identity.actor, at=self.clock.now(), if_revision=if_revision
         )
-
-    async def _live_or_none(self, name: str) -> Record | None:
-        try:
-            return await self.storage.get_record(name)
-        except NotFound:
-            return None
 
     def _require_writer(self) -> None:
         if self.identity.is_agent:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -19,10 +18,10 @@ _ISOLATED_VARIABLES = (
 
 
 @pytest.fixture(autouse=True)
-def isolated_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+def isolated_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """Point LAZY_DATA at a fresh folder and drop any identity the test runner inherited."""
     for variable in _ISOLATED_VARIABLES:
         monkeypatch.delenv(variable, raising=False)
     data_dir = tmp_path / "lazy-data"
     monkeypatch.setenv("LAZY_DATA", str(data_dir))
-    yield data_dir
+    return data_dir

@@ -1,0 +1,97 @@
+"""The `lazy` command: argument parsing, dispatch, and the one place errors become exit codes."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import sys
+import traceback
+from collections.abc import Sequence
+from importlib.metadata import PackageNotFoundError, version
+
+from lazy_memory.engine.errors import (
+    CompactRejected,
+    Conflict,
+    InvalidConfig,
+    InvalidRecord,
+    LazyMemoryError,
+    LLMUnavailable,
+    NotFound,
+    PermissionDenied,
+    StorageUnavailable,
+)
+from lazy_memory.rpc.cli import memory
+from lazy_memory.rpc.cli.common import UsageError
+
+EXIT_STATUSES: dict[type[LazyMemoryError], int] = {
+    NotFound: 3,
+    InvalidRecord: 4,
+    InvalidConfig: 4,
+    Conflict: 5,
+    PermissionDenied: 6,
+    StorageUnavailable: 7,
+    CompactRejected: 8,
+    LLMUnavailable: 9,
+}
+"""Exit status of each engine error; 1 for any other, 2 for a usage error, 70 for a bug."""
+
+EXIT_USAGE = 2
+EXIT_INTERNAL = 70
+EXIT_INTERRUPTED = 130
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The whole command tree; each command group adds its own subcommands."""
+    parser = argparse.ArgumentParser(
+        prog="lazy", description="lazy-memory: the shared memory store of lazy's agents."
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
+    parser.add_argument("--debug", action="store_true", help="show tracebacks on errors")
+    commands = parser.add_subparsers(title="commands", metavar="COMMAND", required=True)
+    memory.add_commands(commands)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the `lazy` command line and return its exit status."""
+    parser = build_parser()
+    arguments = parser.parse_args(argv)
+    try:
+        status: int = asyncio.run(arguments.run(arguments))
+        sys.stdout.flush()
+        return status
+    except LazyMemoryError as error:
+        return _fail(arguments, error, EXIT_STATUSES.get(type(error), 1))
+    except UsageError as error:
+        return _fail(arguments, error, EXIT_USAGE)
+    except KeyboardInterrupt:
+        print("lazy: interrupted; nothing more was written", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        # The reader went away (`lazy memory list | head`): not an error worth a word.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
+    except Exception as error:
+        if arguments.debug:
+            traceback.print_exc()
+        print(
+            f"lazy: internal error: {type(error).__name__}: {error} (rerun with --debug "
+            "for the traceback and report it)",
+            file=sys.stderr,
+        )
+        return EXIT_INTERNAL
+
+
+def _fail(arguments: argparse.Namespace, error: Exception, status: int) -> int:
+    if arguments.debug:
+        traceback.print_exc()
+    print(f"lazy: error: {error}", file=sys.stderr)
+    return status
+
+
+def _version() -> str:
+    try:
+        return version("lazy-memory")
+    except PackageNotFoundError:
+        return "unknown"

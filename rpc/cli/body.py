@@ -1,0 +1,65 @@
+"""Where `lazy memory save` takes a body from: a flag, a file, standard input, or $EDITOR."""
+
+from __future__ import annotations
+
+import os
+import shlex
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from lazy_memory.engine.errors import InvalidRecord
+from lazy_memory.rpc.cli.common import UsageError
+
+
+def read_body(text: str | None, file: str | None, current: str | None) -> str | None:
+    """The body to save, or None to keep the current one.
+
+    In order: --body, --body-file (`-` is standard input), standard input when it is not a
+    terminal, then $VISUAL/$EDITOR opened on the current body. An update that gets an empty
+    standard input keeps its body, so `lazy memory save x -d "..." </dev/null` is safe.
+    """
+    if text is not None:
+        return text
+    if file == "-":
+        return _decode(sys.stdin.buffer.read(), "standard input")
+    if file is not None:
+        try:
+            return _decode(Path(file).read_bytes(), file)
+        except OSError as error:
+            raise UsageError(f"cannot read --body-file {file}: {error.strerror}") from None
+    if not sys.stdin.isatty():
+        piped = _decode(sys.stdin.buffer.read(), "standard input")
+        return None if piped == "" and current is not None else piped
+    return _edit(current or "")
+
+
+def _decode(data: bytes, source: str) -> str:
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise InvalidRecord(
+            f"the body from {source} is not valid UTF-8 (byte {error.start})"
+        ) from None
+
+
+def _edit(current: str) -> str | None:
+    """Open the user's editor on the current body; None when it comes back unchanged."""
+    editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
+    with tempfile.TemporaryDirectory(prefix="lazy-memory-") as directory:
+        path = Path(directory) / "body.md"
+        path.write_text(current, encoding="utf-8")
+        try:
+            finished = subprocess.run([*shlex.split(editor), str(path)], check=False)
+        except OSError as error:
+            raise UsageError(
+                f"cannot start the editor {editor!r} ({error.strerror}): set $EDITOR, or pass "
+                "--body TEXT, --body-file FILE, or pipe the body on standard input"
+            ) from None
+        if finished.returncode != 0:
+            raise UsageError(
+                f"the editor {editor!r} exited with status {finished.returncode}; nothing saved"
+            )
+        edited = _decode(path.read_bytes(), "the editor")
+    return None if edited == current else edited

@@ -1,0 +1,59 @@
+"""What every CLI command shares: common flags, the human identity, the service, JSON output."""
+
+from __future__ import annotations
+
+import argparse
+import getpass
+import json
+import os
+import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from lazy_memory.adapters import open_service
+from lazy_memory.adapters.config import load_settings
+from lazy_memory.engine.identity import Identity
+from lazy_memory.engine.records import Actor, ActorKind
+from lazy_memory.engine.service import MemoryService
+
+
+class UsageError(Exception):
+    """The command line itself is wrong (a missing file, conflicting flags): exit status 2."""
+
+
+def common_flags() -> argparse.ArgumentParser:
+    """A parent parser with the flags every leaf command takes."""
+    parent = argparse.ArgumentParser(add_help=False)
+    parent.add_argument("--json", action="store_true", help="print machine-readable JSON")
+    # SUPPRESS keeps `lazy --debug memory list` working: the leaf must not reset it to False.
+    parent.add_argument(
+        "--debug", action="store_true", default=argparse.SUPPRESS, help="show tracebacks"
+    )
+    return parent
+
+
+def human_identity(task_id: str | None) -> Identity:
+    """The CLI's identity: the OS user, or an agent when LAZY_TASK_ID says it runs in one."""
+    try:
+        user = getpass.getuser()
+    except (KeyError, OSError):
+        user = f"uid-{os.getuid()}"
+    return Identity(actor=Actor(kind=ActorKind.HUMAN, detail=user), task_id=task_id)
+
+
+@asynccontextmanager
+async def cli_service() -> AsyncIterator[MemoryService]:
+    """Open the configured store as the person at the terminal, and close it afterwards."""
+    settings = load_settings()
+    for warning in settings.warnings:
+        print(f"lazy: warning: {warning}", file=sys.stderr)
+    service = await open_service(settings, human_identity(settings.task_id))
+    try:
+        yield service
+    finally:
+        await service.aclose()
+
+
+def print_json(value: object) -> None:
+    """Print value as indented JSON, non-ASCII text as it is."""
+    print(json.dumps(value, indent=2, ensure_ascii=False))

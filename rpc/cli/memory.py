@@ -1,0 +1,167 @@
+"""`lazy memory list|show|save|rm|history`: the record commands."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from datetime import UTC, datetime
+from typing import Any
+
+from lazy_memory.engine.index import collapse_whitespace
+from lazy_memory.engine.records import RecordType
+from lazy_memory.rpc.cli.body import read_body
+from lazy_memory.rpc.cli.common import cli_service, common_flags, print_json
+from lazy_memory.rpc.cli.table import output_width, render
+
+
+def add_commands(commands: Any) -> None:
+    """Add `lazy memory` and its subcommands to the top-level command parser."""
+    parent = common_flags()
+    group = commands.add_parser("memory", help="read and write memory records")
+    subcommands = group.add_subparsers(title="commands", metavar="COMMAND", required=True)
+
+    listing = subcommands.add_parser("list", parents=[parent], help="the index of live records")
+    listing.set_defaults(run=list_records)
+
+    show = subcommands.add_parser("show", parents=[parent], help="one record in full")
+    show.add_argument("name")
+    show.set_defaults(run=show_record)
+
+    types = ", ".join(member.value for member in RecordType)
+    save = subcommands.add_parser(
+        "save",
+        parents=[parent],
+        help="create or update a record",
+        description="Create or update a record. On an update, what you leave out is kept.",
+    )
+    save.add_argument("name")
+    save.add_argument("-t", "--type", help=f"one of {types} (required for a new record)")
+    save.add_argument(
+        "-d", "--description", help="one line, at most 200 characters (required when new)"
+    )
+    save.add_argument("--body", help="the body text (markdown)")
+    save.add_argument("--body-file", metavar="FILE", help="read the body from FILE (- for stdin)")
+    save.add_argument(
+        "--if-revision",
+        type=int,
+        metavar="N",
+        help="save only if the record is at revision N (0: only if it is new)",
+    )
+    save.set_defaults(run=save_record)
+
+    remove = subcommands.add_parser(
+        "rm", parents=[parent], help="remove a record (a tombstone; its history stays)"
+    )
+    remove.add_argument("name")
+    remove.set_defaults(run=remove_record)
+
+    history = subcommands.add_parser("history", parents=[parent], help="who wrote what, when")
+    history.add_argument("name", nargs="?")
+    history.set_defaults(run=show_history)
+
+
+async def list_records(arguments: argparse.Namespace) -> int:
+    """Print the index: name, type and description of every live record."""
+    async with cli_service() as service:
+        records = await service.list_records()
+    if arguments.json:
+        print_json([record.model_dump(mode="json") for record in records])
+        return 0
+    if not records:
+        print(
+            'No records yet. Save one with: lazy memory save NAME -t TYPE -d "one line"',
+            file=sys.stderr,
+        )
+        return 0
+    rows = [[r.name, r.type.value, collapse_whitespace(r.description)] for r in records]
+    table = render(["NAME", "TYPE", "DESCRIPTION"], rows, output_width())
+    print("\n".join(table.lines))
+    if table.shortened:
+        print(
+            f"\n({table.shortened} description{'s' if table.shortened > 1 else ''} shortened "
+            f"with … to fit {table.width} columns; `lazy memory show NAME` prints it in full)"
+        )
+    return 0
+
+
+async def show_record(arguments: argparse.Namespace) -> int:
+    """Print one record in full, its description verbatim."""
+    async with cli_service() as service:
+        record = await service.recall(arguments.name)
+    if arguments.json:
+        print_json(record.model_dump(mode="json"))
+        return 0
+    print(f"name:        {record.name}")
+    print(f"type:        {record.type.value}")
+    print(f"description: {record.description}")
+    print(f"revision:    {record.revision}")
+    print(f"updated:     {_utc(record.updated_at)} UTC by {record.updated_by}")
+    print()
+    print(record.body)
+    return 0
+
+
+async def save_record(arguments: argparse.Namespace) -> int:
+    """Create, update or revive a record as the person at the terminal."""
+    async with cli_service() as service:
+        current = await service.find(arguments.name)
+        body = read_body(
+            arguments.body, arguments.body_file, None if current is None else current.body
+        )
+        record = await service.save(
+            arguments.name,
+            type=arguments.type,
+            description=arguments.description,
+            body=body,
+            if_revision=arguments.if_revision,
+        )
+    if arguments.json:
+        print_json(record.model_dump(mode="json"))
+    else:
+        verb = "updated" if current else "created" if record.revision == 1 else "revived"
+        print(f"{verb} {record.name} ({record.type.value}), revision {record.revision}")
+    return 0
+
+
+async def remove_record(arguments: argparse.Namespace) -> int:
+    """Tombstone a record; its history stays and a later save revives it."""
+    async with cli_service() as service:
+        entry = await service.remove(arguments.name)
+    if arguments.json:
+        print_json(entry.model_dump(mode="json"))
+    else:
+        print(
+            f"removed {entry.name} (revision {entry.revision}); its history stays, and "
+            "`lazy memory save` revives it"
+        )
+    return 0
+
+
+async def show_history(arguments: argparse.Namespace) -> int:
+    """Print every write, oldest first: when, what, which revision, and who."""
+    async with cli_service() as service:
+        entries = await service.history(arguments.name)
+    if arguments.json:
+        print_json([entry.model_dump(mode="json") for entry in entries])
+        return 0
+    if not entries:
+        print("No history yet: nothing has been written to this store.", file=sys.stderr)
+        return 0
+    rows = [
+        [
+            _utc(entry.at),
+            entry.name,
+            str(entry.revision),
+            entry.operation.value,
+            str(entry.actor),
+            collapse_whitespace(entry.description),
+        ]
+        for entry in entries
+    ]
+    header = ["WHEN (UTC)", "NAME", "REV", "OP", "WHO", "DESCRIPTION"]
+    print("\n".join(render(header, rows, output_width()).lines))
+    return 0
+
+
+def _utc(moment: datetime) -> str:
+    return moment.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S")

@@ -1,0 +1,83 @@
+"""Configuration: the project root, lazy.toml and LAZY_* overrides."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from lazy_memory.adapters.config import load_settings
+from lazy_memory.engine.errors import InvalidConfig
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    root = tmp_path / "repo"
+    (root / "src" / "deep").mkdir(parents=True)
+    (root / ".git").mkdir()
+    return root
+
+
+def test_root_is_the_nearest_ancestor_with_git_and_data_defaults_under_it(project: Path) -> None:
+    settings = load_settings(project / "src" / "deep", environ={})
+
+    assert settings.root == project
+    assert settings.data_dir == project / ".lazy"
+    assert (settings.backend, settings.warn_bytes) == ("sqlite", 4096)
+
+
+def test_lazy_toml_marks_the_root_and_sets_keys(project: Path) -> None:
+    inner = project / "src"
+    (inner / "lazy.toml").write_text(
+        '[storage]\nbackend = "files"\ndata_dir = "state"\n[memory]\nwarn_bytes = 9000\n'
+    )
+
+    settings = load_settings(inner / "deep", environ={})
+
+    assert settings.root == inner
+    assert (settings.backend, settings.data_dir, settings.warn_bytes) == (
+        "files",
+        inner / "state",
+        9000,
+    )
+    assert settings.warnings == ()
+
+
+def test_environment_overrides_the_file(project: Path) -> None:
+    (project / "lazy.toml").write_text('[storage]\nbackend = "files"\n')
+    environ = {
+        "LAZY_STORAGE": "sqlite",
+        "LAZY_DATA": "elsewhere",
+        "LAZY_ACTOR": "builder-1",
+        "LAZY_TASK_ID": "t-1",
+    }
+
+    settings = load_settings(project / "src", environ=environ)
+
+    assert settings.backend == "sqlite"
+    assert settings.data_dir == project / "src" / "elsewhere"
+    assert (settings.actor, settings.task_id) == ("builder-1", "t-1")
+
+
+def test_unknown_keys_are_warned_about(project: Path) -> None:
+    (project / "lazy.toml").write_text('[storage]\nbakend = "files"\n[colours]\nx = 1\n')
+
+    warnings = load_settings(project, environ={}).warnings
+
+    assert any("unknown key storage.bakend" in warning for warning in warnings)
+    assert any("unknown section [colours]" in warning for warning in warnings)
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("[storage\n", "not valid TOML"),
+        ("[memory]\nwarn_bytes = -1\n", "warn_bytes must be a positive integer"),
+        ('[memory]\nwarn_bytes = "big"\n', "warn_bytes must be a positive integer"),
+        ("[storage]\nbackend = 3\n", "storage.backend must be a non-empty string"),
+    ],
+)
+def test_malformed_config_is_a_typed_error(project: Path, text: str, message: str) -> None:
+    (project / "lazy.toml").write_text(text)
+    with pytest.raises(InvalidConfig, match=message):
+        load_settings(project, environ={})
