@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import sqlite3
 from collections.abc import AsyncIterator, Iterable, Mapping
 from contextlib import asynccontextmanager
@@ -252,7 +253,21 @@ async def _connect(path: Path) -> aiosqlite.Connection:
         # isolation_level=None: transactions are begun explicitly, as IMMEDIATE.
         return await aiosqlite.connect(path, isolation_level=None)
     except (sqlite3.Error, OSError) as error:
-        raise StorageUnavailable(f"cannot open the SQLite store at {path}: {error}") from None
+        raise StorageUnavailable(
+            f"cannot open the SQLite store at {path}: {error}{_why_unwritable(path)}"
+        ) from None
+
+
+def _why_unwritable(path: Path) -> str:
+    """A hint for SQLite's vague "unable to open database file" when the folder is the cause."""
+    try:
+        if os.statvfs(path.parent).f_flag & os.ST_RDONLY:
+            return " (its file system is mounted read-only)"
+    except OSError:
+        return ""
+    if not os.access(path.parent, os.W_OK):
+        return " (its folder is not writable, and SQLite needs to create files beside it)"
+    return ""
 
 
 async def _latest_revision(connection: aiosqlite.Connection, name: str) -> int:

@@ -29,6 +29,8 @@ def read_body(text: str | None, file: str | None, current: str | None) -> str | 
             return _decode(Path(file).read_bytes(), file)
         except OSError as error:
             raise UsageError(f"cannot read --body-file {file}: {error.strerror}") from None
+    if sys.stdin is None:  # started with standard input closed
+        return "" if current is None else None
     if not sys.stdin.isatty():
         piped = _decode(sys.stdin.buffer.read(), "standard input")
         return None if piped == "" and current is not None else piped

@@ -182,3 +182,13 @@ def test_editor_opens_on_the_current_body_in_a_terminal(
     assert finished.returncode == 0, finished.stdout + finished.stderr
     body = json.loads(lazy("memory", "show", "edited", "--json").stdout)["body"]
     assert body == "first line-- seen by editor\n"
+
+
+def test_the_lazy_command_is_installed_and_reports_its_version() -> None:
+    executable = shutil.which("lazy")
+    assert executable is not None, "`pip install -e .` puts `lazy` on PATH"
+
+    finished = subprocess.run([executable, "--version"], capture_output=True, text=True, timeout=60)
+
+    assert finished.returncode == 0
+    assert finished.stdout.startswith("lazy ")
