@@ -103,4 +103,5 @@ class _VersionAction(argparse.Action):
             found = version("lazy-memory")
         except PackageNotFoundError:
             found = "unknown"
-        parser.exit(message=f"lazy {found}\n")
+        print(f"lazy {found}")
+        parser.exit()
