@@ -9,7 +9,7 @@ from lazy_memory.engine.identity import Identity
 from lazy_memory.engine.ports import Storage
 from lazy_memory.engine.service import MemoryService
 
-BACKENDS = ("sqlite", "files")
+BACKENDS = ("sqlite", "files", "remote")
 """Every storage backend by the name `[storage] backend` and LAZY_STORAGE use."""
 
 
@@ -23,6 +23,12 @@ async def open_storage(settings: Settings) -> Storage:
         from lazy_memory.adapters.files import FileStorage
 
         return await FileStorage.open(settings.data_dir)
+    if settings.backend == "remote":
+        from lazy_memory.adapters.remote import RemoteStorage
+
+        if settings.remote is None:
+            raise InvalidConfig("the remote backend needs an address: set LAZY_REMOTE")
+        return await RemoteStorage.open(settings.remote, settings.token, settings.tls_ca_file)
     raise InvalidConfig(
         f"unknown storage backend {settings.backend!r}: use one of {', '.join(BACKENDS)}"
     )

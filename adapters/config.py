@@ -18,6 +18,7 @@ DEFAULT_WARN_BYTES = 4096
 _KNOWN_KEYS: dict[str, set[str]] = {
     "storage": {"backend", "data_dir"},
     "memory": {"warn_bytes"},
+    "remote": {"address", "ca_file"},
 }
 
 
@@ -31,6 +32,9 @@ class Settings:
     warn_bytes: int = DEFAULT_WARN_BYTES
     actor: str | None = None
     task_id: str | None = None
+    remote: str | None = None
+    token: str | None = None
+    tls_ca_file: Path | None = None
     warnings: tuple[str, ...] = field(default=())
 
 
@@ -50,6 +54,7 @@ def load_settings(cwd: Path | None = None, environ: Mapping[str, str] | None = N
     table, warnings = _read_config_file(root / CONFIG_FILE)
     storage = _section(table, "storage")
     memory = _section(table, "memory")
+    remote = _section(table, "remote")
 
     data_dir = root / ".lazy"
     if "data_dir" in storage:
@@ -64,6 +69,9 @@ def load_settings(cwd: Path | None = None, environ: Mapping[str, str] | None = N
     if not isinstance(warn_bytes, int) or isinstance(warn_bytes, bool) or warn_bytes <= 0:
         raise InvalidConfig(f"{root / CONFIG_FILE}: memory.warn_bytes must be a positive integer")
 
+    remote_address = environ.get("LAZY_REMOTE") or remote.get("address")
+    ca_file = environ.get("LAZY_TLS_CA") or remote.get("ca_file")
+
     return Settings(
         root=root,
         data_dir=data_dir,
@@ -71,6 +79,9 @@ def load_settings(cwd: Path | None = None, environ: Mapping[str, str] | None = N
         warn_bytes=warn_bytes,
         actor=environ.get("LAZY_ACTOR") or None,
         task_id=environ.get("LAZY_TASK_ID") or None,
+        remote=None if remote_address is None else _string(remote_address, "remote.address"),
+        token=environ.get("LAZY_TOKEN") or None,
+        tls_ca_file=None if ca_file is None else root / _string(ca_file, "remote.ca_file"),
         warnings=tuple(warnings),
     )
 

@@ -12,11 +12,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import fcntl
 import json
 import os
 import stat
-import tempfile
 import time
 from collections.abc import Callable, Iterator, Mapping
 from datetime import datetime
@@ -25,6 +23,7 @@ from typing import Any, ParamSpec, TypeVar, cast
 
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
+from lazy_memory.adapters.durable import exclusive_lock, stage, sync_directory
 from lazy_memory.engine.compact import Compact
 from lazy_memory.engine.errors import Conflict, InvalidRecord, NotFound, StorageUnavailable
 from lazy_memory.engine.records import (
@@ -170,14 +169,14 @@ class FileStorage:
 
     def _open_sync(self) -> None:
         self.root.mkdir(parents=True, exist_ok=True)
-        with self._locked():
+        with exclusive_lock(self._lock):
             state, history = self._load_locked()
             if _roll_forward(state, history):
                 self._replace_all({self._memories: state.model_dump(mode="json")})
 
     def _commit(self, change: Callable[[_State], HistoryEntry]) -> HistoryEntry:
         """Append the entry change makes from the current state, both files replaced."""
-        with self._locked():
+        with exclusive_lock(self._lock):
             state, history = self._load_locked()
             _roll_forward(state, history)  # finish a torn write before judging this one
             entry = change(state)
@@ -193,16 +192,6 @@ class FileStorage:
             self._remember(self._history, history)
             self._remember(self._memories, state)
         return entry
-
-    @contextlib.contextmanager
-    def _locked(self) -> Iterator[None]:
-        # A fresh descriptor per operation: flock excludes other threads' descriptors too.
-        descriptor = os.open(self._lock, os.O_RDWR | os.O_CREAT, 0o644)
-        try:
-            fcntl.flock(descriptor, fcntl.LOCK_EX)
-            yield
-        finally:
-            os.close(descriptor)
 
     def _load_locked(self) -> tuple[_State, list[HistoryEntry]]:
         """Both files parsed afresh (another process may have written), stale temps removed."""
@@ -251,10 +240,10 @@ class FileStorage:
         staged: list[tuple[Path, Path]] = []
         try:
             for target, data in contents.items():
-                staged.append((_stage(target, _encode(data)), target))
+                staged.append((stage(target, _encode(data), _mode(target)), target))
             for temp, target in staged:
                 os.replace(temp, target)
-                _sync_directory(self.root)
+                sync_directory(self.root)
         finally:
             for temp, _ in staged:
                 with contextlib.suppress(OSError):
@@ -283,37 +272,11 @@ def _encode(data: object) -> bytes:
     return (json.dumps(data, ensure_ascii=False, indent=2) + "\n").encode("utf-8")
 
 
-def _stage(target: Path, data: bytes) -> Path:
-    """A durable temp file beside target holding data, ready to be renamed over it."""
-    descriptor, name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
-    temp = Path(name)
-    try:
-        with os.fdopen(descriptor, "wb") as file:
-            # mkstemp makes the file private; keep the mode the store's files already have.
-            os.fchmod(file.fileno(), _mode(target))
-            file.write(data)
-            file.flush()
-            os.fsync(file.fileno())
-    except BaseException:
-        temp.unlink(missing_ok=True)
-        raise
-    return temp
-
-
 def _mode(target: Path) -> int:
     try:
         return stat.S_IMODE(target.stat().st_mode)
     except FileNotFoundError:
         return 0o644
-
-
-def _sync_directory(directory: Path) -> None:
-    # A rename is durable only once the directory entry itself reaches the disk.
-    descriptor = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        os.fsync(descriptor)
-    finally:
-        os.close(descriptor)
 
 
 @contextlib.contextmanager

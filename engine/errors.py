@@ -3,14 +3,17 @@
 The tree::
 
     LazyMemoryError              (base; never raised itself)
-    ├── NotFound                 -32001  no live record, or no history, by that name
-    ├── InvalidRecord            -32002  a name, type, description or body breaks a rule
-    ├── Conflict                 -32003  an if_revision compare-and-swap did not match
-    ├── PermissionDenied         -32004  the session may not write (an agent)
-    ├── StorageUnavailable       -32005  the store cannot be opened, read or written
-    ├── CompactRejected          -32006  a compact candidate would not shrink the index
-    ├── LLMUnavailable           -32007  the summarizer model could not be used
-    └── InvalidConfig            -32008  lazy.toml or a LAZY_* variable is malformed
+    ├── NotFound                 -32010  no live record, or no history, by that name
+    ├── InvalidRecord            -32011  a name, type, description or body breaks a rule
+    ├── Conflict                 -32012  an if_revision compare-and-swap did not match
+    ├── PermissionDenied         -32013  the session may not write (an agent)
+    ├── StorageUnavailable       -32014  the store cannot be opened, read or written
+    ├── CompactRejected          -32015  a compact candidate would not shrink the index
+    ├── LLMUnavailable           -32016  the summarizer model could not be used
+    └── InvalidConfig            -32017  lazy.toml or a LAZY_* variable is malformed
+
+The codes start at -32010: LSP claims -32001 (UnknownErrorCode) and -32002
+(ServerNotInitialized) of the server-error range, and editors speak LSP to the engine.
 
 Adapters translate their drivers' exceptions into these at their boundary; the rpc layer
 maps them to JSON-RPC errors and CLI exit statuses in one place each.
@@ -32,46 +35,54 @@ class LazyMemoryError(Exception):
 class NotFound(LazyMemoryError):
     """No live record (or no history) exists under the requested name."""
 
-    code = -32001
+    code = -32010
 
 
 class InvalidRecord(LazyMemoryError):
     """A record's name, type, description or body breaks a rule of the store."""
 
-    code = -32002
+    code = -32011
 
 
 class Conflict(LazyMemoryError):
     """A compare-and-swap save found a different revision than the one it expected."""
 
-    code = -32003
+    code = -32012
 
 
 class PermissionDenied(LazyMemoryError):
     """The session's identity may not perform this operation (agents are read-only)."""
 
-    code = -32004
+    code = -32013
 
 
 class StorageUnavailable(LazyMemoryError):
     """The store cannot be opened, read or written: missing, corrupt, locked or read-only."""
 
-    code = -32005
+    code = -32014
 
 
 class CompactRejected(LazyMemoryError):
     """A compact candidate was not smaller than the index it would replace."""
 
-    code = -32006
+    code = -32015
 
 
 class LLMUnavailable(LazyMemoryError):
     """The summarizer model could not be reached or gave no usable answer."""
 
-    code = -32007
+    code = -32016
 
 
 class InvalidConfig(LazyMemoryError):
     """lazy.toml or a LAZY_* environment variable holds something that cannot be used."""
 
-    code = -32008
+    code = -32017
+
+
+def error_for_code(code: int, message: str) -> LazyMemoryError | None:
+    """The typed error a JSON-RPC error code stands for, so clients can raise it again."""
+    for error_type in LazyMemoryError.__subclasses__():
+        if error_type.code == code:
+            return error_type(message)
+    return None

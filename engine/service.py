@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from lazy_memory.engine.context import Role, render_context
 from lazy_memory.engine.errors import Conflict, InvalidRecord, NotFound, PermissionDenied
 from lazy_memory.engine.identity import Identity
 from lazy_memory.engine.ports import Clock, Storage
@@ -89,6 +90,10 @@ class MemoryService:
         if name is not None and not entries:
             raise NotFound(f"no record named {name!r} has ever been written")
         return entries
+
+    async def context(self, role: Role) -> str:
+        """The memory section for a launch of role: the index of every live record."""
+        return render_context(await self.storage.list_records(), role)
 
     async def aclose(self) -> None:
         """Release the storage."""

@@ -21,7 +21,7 @@ from lazy_memory.engine.errors import (
     PermissionDenied,
     StorageUnavailable,
 )
-from lazy_memory.rpc.cli import memory
+from lazy_memory.rpc.cli import engine, mcp, memory
 from lazy_memory.rpc.cli.common import UsageError
 
 EXIT_STATUSES: dict[type[LazyMemoryError], int] = {
@@ -50,6 +50,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--debug", action="store_true", help="show tracebacks on errors")
     commands = parser.add_subparsers(title="commands", metavar="COMMAND", required=True)
     memory.add_commands(commands)
+    mcp.add_commands(commands)
+    engine.add_commands(commands)
     return parser
 
 

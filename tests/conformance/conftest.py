@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -10,6 +10,7 @@ import pytest
 from lazy_memory.adapters import BACKENDS, open_storage
 from lazy_memory.adapters.config import Settings
 from lazy_memory.engine.ports import Storage
+from tests.daemon import add_token, running_daemon
 
 OpenStorage = Callable[[], Awaitable[Storage]]
 
@@ -23,9 +24,32 @@ def backend(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> 
 
 
 @pytest.fixture
-def settings(backend: str, isolated_environment: Path, tmp_path: Path) -> Settings:
-    """Settings for a fresh, empty store of the backend under test."""
-    return Settings(root=tmp_path, data_dir=isolated_environment, backend=backend)
+def settings(
+    backend: str,
+    isolated_environment: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> Iterator[Settings]:
+    """Settings for a fresh, empty store of the backend under test.
+
+    For `remote`, a real daemon on a unix socket serves a fresh SQLite store, and the
+    settings (and the environment writer subprocesses inherit) point at it.
+    """
+    if backend != "remote":
+        yield Settings(root=tmp_path, data_dir=isolated_environment, backend=backend)
+        return
+    daemon_data = tmp_path / "daemon-data"
+    token = add_token(daemon_data, "engine", name="conformance")
+    with running_daemon(daemon_data, f"unix:{tmp_path / 'daemon.sock'}") as daemon:
+        monkeypatch.setenv("LAZY_REMOTE", daemon.address)
+        monkeypatch.setenv("LAZY_TOKEN", token)
+        yield Settings(
+            root=tmp_path,
+            data_dir=isolated_environment,
+            backend=backend,
+            remote=daemon.address,
+            token=token,
+        )
 
 
 @pytest.fixture

@@ -155,6 +155,7 @@ async def test_imported_long_description_is_stored_verbatim(storage: Storage) ->
         "line\nbreaks\r\nand\ttabs\n",
         "x" * 200_000,
     ],
+    ids=["sql", "quotes", "unicode", "control", "line-breaks", "200k"],
 )
 async def test_any_text_round_trips_byte_identical(storage: Storage, text: str) -> None:
     await storage.save_record(

@@ -1,0 +1,39 @@
+"""`lazy mcp`: serve the memory tools to an agent over MCP on standard input and output."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from lazy_memory.adapters import open_service
+from lazy_memory.adapters.config import load_settings
+from lazy_memory.rpc.identity import builder_identity
+
+
+def add_commands(commands: Any) -> None:
+    """Add `lazy mcp` to the top-level command parser."""
+    server = commands.add_parser(
+        "mcp",
+        help="serve the memory tools to an agent over MCP (stdio)",
+        description="Serve lazy_memory_recall, lazy_memory_save and lazy_search over MCP on "
+        "standard input and output until the client disconnects. Writes are attributed to the "
+        "builder named by LAZY_ACTOR; with LAZY_TASK_ID set the session is a read-only agent.",
+    )
+    server.set_defaults(run=serve)
+
+
+async def serve(arguments: argparse.Namespace) -> int:
+    """Serve the MCP tools over stdio as the session the environment names, then close."""
+    # The MCP SDK takes about a second to import: only this command may pay for it.
+    from lazy_memory.rpc.mcp_tools import build_mcp_server
+
+    settings = load_settings()
+    for warning in settings.warnings:
+        print(f"lazy: warning: {warning}", file=sys.stderr)
+    service = await open_service(settings, builder_identity(settings))
+    try:
+        await build_mcp_server(service).run_stdio_async()
+    finally:
+        await service.aclose()
+    return 0

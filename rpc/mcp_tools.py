@@ -1,0 +1,167 @@
+"""The MCP tool surface: the memory store as an agent's model sees it.
+
+Three tools, `lazy_memory_recall`, `lazy_memory_save` and `lazy_search`, each a thin call into
+MemoryService. Every failure reaches the model as an error result (`isError`), never as a
+crash of the server; engine errors keep their own message, which is written for the reader.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Annotated, Any, ParamSpec
+
+from mcp.server.mcpserver import MCPServer
+from mcp.types import CallToolResult, TextContent, ToolAnnotations
+from pydantic import Field
+
+from lazy_memory.engine.errors import LazyMemoryError
+from lazy_memory.engine.index import index_line
+from lazy_memory.engine.records import Record
+from lazy_memory.engine.service import MemoryService
+from lazy_memory.rpc.methods import IndexEntry
+
+logger = logging.getLogger(__name__)
+
+_P = ParamSpec("_P")
+
+_INSTRUCTIONS = (
+    "The shared memory of this project's coding agents: small named records that outlive "
+    "sessions. Read the index with lazy_memory_recall() and a record in full with "
+    "lazy_memory_recall(name=...)."
+)
+
+_SEARCH_UNAVAILABLE = (
+    "search is not available in this version of lazy-memory: read the index with "
+    "lazy_memory_recall() and recall records by name with lazy_memory_recall(name=...)"
+)
+
+
+def build_mcp_server(service: MemoryService) -> MCPServer:
+    """An MCP server whose tools read and write the store through service."""
+    # WARNING: at INFO the SDK logs a line per request to stderr, which is the client's log.
+    server: MCPServer = MCPServer("lazy-memory", instructions=_INSTRUCTIONS, log_level="WARNING")
+
+    @server.tool(annotations=ToolAnnotations(read_only_hint=True))
+    @_errors_as_results
+    async def lazy_memory_recall(
+        name: Annotated[
+            str | None,
+            Field(description="The exact name of a record; leave it out to get the index."),
+        ] = None,
+    ) -> CallToolResult:
+        """Read the project's shared memory: the index of records, or one record in full.
+
+        Without a name: the index, one line per record, `- name (type): description`, and
+        each record's revision. With a name: that record in full (name, type, description,
+        revision, who last wrote it and when, and its markdown body). Read the index first,
+        then recall the records whose descriptions bear on your task. An unknown name is an
+        error; the index has the exact spelling.
+        """
+        # Models often fill an optional string with "" rather than leaving it out.
+        if not name:
+            records = await service.list_records()
+            index = [
+                IndexEntry.model_validate(record, from_attributes=True).model_dump(mode="json")
+                for record in records
+            ]
+            text = "\n".join(index_line(record) for record in records)
+            return _result(text or "The memory store has no records yet.", {"records": index})
+        record = await service.recall(name)
+        return _result(_record_text(record), record.model_dump(mode="json"))
+
+    @server.tool()
+    @_errors_as_results
+    async def lazy_memory_save(
+        name: Annotated[
+            str,
+            Field(
+                description="1-100 characters of a-z, 0-9, '.', '_' and '-', starting with a "
+                "letter or digit, e.g. deploy-steps. An existing name is updated."
+            ),
+        ],
+        type: Annotated[
+            str,
+            Field(
+                description="user (who the user is, what they prefer), feedback (guidance on "
+                "how to work), project (facts and decisions about this project) or reference "
+                "(where to find things outside it)."
+            ),
+        ],
+        description: Annotated[
+            str,
+            Field(description="One line of at most 200 characters: what the record tells."),
+        ],
+        body: Annotated[str, Field(description="The record's full content, in markdown.")],
+    ) -> CallToolResult:
+        """Save a record to the project's shared memory, creating it or replacing it whole.
+
+        A record is a small named note that every later session sees in its memory index:
+        how the project builds or deploys, what the user prefers, a decision and its reason.
+        To change a record, recall it first and save every field; each save becomes a new
+        revision and the old ones stay in the history. Returns the saved record. Agent
+        sessions are read-only: put memory-worthy knowledge in your final summary instead.
+        """
+        record = await service.save(name, type=type, description=description, body=body)
+        text = f"saved {record.name} ({record.type.value}) as revision {record.revision}"
+        return _result(text, record.model_dump(mode="json"))
+
+    @server.tool(annotations=ToolAnnotations(read_only_hint=True))
+    @_errors_as_results
+    async def lazy_search(
+        query: Annotated[str, Field(description="The words to look for.")],
+    ) -> CallToolResult:
+        """Full-text search of the memory records: not available in this version yet.
+
+        Until it is, read the index with lazy_memory_recall() and recall records by name.
+        """
+        return _error(_SEARCH_UNAVAILABLE)
+
+    return server
+
+
+def _errors_as_results(
+    tool: Callable[_P, Awaitable[CallToolResult]],
+) -> Callable[_P, Awaitable[CallToolResult]]:
+    """Wrap tool so that every exception becomes an error result the model can act on."""
+
+    # functools.wraps keeps the signature the SDK builds the tool's input schema from.
+    @functools.wraps(tool)
+    async def answer(*args: _P.args, **kwargs: _P.kwargs) -> CallToolResult:
+        try:
+            return await tool(*args, **kwargs)
+        except LazyMemoryError as error:
+            return _error(error.message)
+        except Exception as error:
+            logger.exception("%s failed", tool.__name__)
+            return _error(
+                f"lazy-memory failed with an internal error ({type(error).__name__}); the "
+                "details are in the server's log"
+            )
+
+    # The SDK sends the docstring as the tool's description verbatim, indentation and all.
+    answer.__doc__ = inspect.cleandoc(tool.__doc__ or "")
+    return answer
+
+
+def _record_text(record: Record) -> str:
+    return (
+        f"---\nname: {record.name}\ntype: {record.type.value}\n"
+        f"description: {record.description}\nrevision: {record.revision}\n"
+        f"updated_by: {record.updated_by}\n"
+        f"updated_at: {record.updated_at.isoformat(timespec='seconds')}\n---\n\n{record.body}"
+    )
+
+
+def _result(text: str, structured: dict[str, Any]) -> CallToolResult:
+    # Claude Code hands the model the structured content alone when there is any, so it
+    # carries everything the text does.
+    return CallToolResult(
+        content=[TextContent(type="text", text=text)], structured_content=structured
+    )
+
+
+def _error(message: str) -> CallToolResult:
+    return CallToolResult(content=[TextContent(type="text", text=message)], is_error=True)

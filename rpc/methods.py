@@ -1,0 +1,155 @@
+"""The wire contract, written once: every JSON-RPC method with its params, result and call.
+
+Every client (the CLI over a daemon, editors, the remote backend) is built against this
+table; the server only looks methods up here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from lazy_memory.engine.context import Role
+from lazy_memory.engine.records import HistoryEntry, Record, RecordType
+from lazy_memory.engine.service import MemoryService
+
+TargetT = TypeVar("TargetT")
+ParamsT = TypeVar("ParamsT", bound="Params")
+ResultT = TypeVar("ResultT", bound=BaseModel)
+
+
+class Params(BaseModel):
+    """Base of every method's params: unknown keys are an error, not silently ignored."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class RecallParams(Params):
+    """`lazy/memory/recall`: without a name, the index; with one, that record in full."""
+
+    name: str | None = None
+
+
+class SaveParams(Params):
+    """`lazy/memory/save`: create, update or revive a record (compare-and-swap if asked)."""
+
+    name: str
+    type: str
+    description: str
+    body: str
+    if_revision: int | None = Field(default=None, ge=0)
+
+
+class NameParams(Params):
+    """A method on one record by name (`lazy/memory/rm`)."""
+
+    name: str
+
+
+class HistoryParams(Params):
+    """`lazy/memory/history`: every write, or those of one name."""
+
+    name: str | None = None
+
+
+class ContextParams(Params):
+    """`lazy/memory/context`: the memory section for a launch of this role."""
+
+    role: Role
+
+
+class IndexEntry(BaseModel):
+    """One live record as the index lists it."""
+
+    name: str
+    type: RecordType
+    description: str
+    revision: int
+
+
+class RecallResult(BaseModel):
+    """The index (`records`) when no name was given, else the one `record`."""
+
+    records: list[IndexEntry] | None = None
+    record: Record | None = None
+
+
+class HistoryResult(BaseModel):
+    """History entries, oldest first."""
+
+    entries: list[HistoryEntry]
+
+
+class ContextResult(BaseModel):
+    """The rendered memory section and its size in UTF-8 bytes."""
+
+    role: Role
+    text: str
+    bytes: int
+
+
+@dataclass(frozen=True)
+class Method(Generic[TargetT, ParamsT, ResultT]):
+    """One JSON-RPC method: its name, params model, result model, and the call it makes.
+
+    The target is what the call runs against: the MemoryService for the memory methods, the
+    Storage for the storage methods a remote backend uses.
+    """
+
+    name: str
+    params: type[ParamsT]
+    result: type[ResultT]
+    call: Callable[[TargetT, ParamsT], Awaitable[ResultT]]
+
+    async def __call__(self, target: TargetT, raw: Any) -> dict[str, Any]:
+        """Validate raw params, make the call, and return the result as plain JSON."""
+        result = await self.call(target, self.params.model_validate({} if raw is None else raw))
+        return result.model_dump(mode="json", exclude_none=True)
+
+
+async def _recall(service: MemoryService, params: RecallParams) -> RecallResult:
+    if params.name is not None:
+        return RecallResult(record=await service.recall(params.name))
+    records = await service.list_records()
+    return RecallResult(
+        records=[IndexEntry.model_validate(record, from_attributes=True) for record in records]
+    )
+
+
+async def _save(service: MemoryService, params: SaveParams) -> Record:
+    return await service.save(
+        params.name,
+        type=params.type,
+        description=params.description,
+        body=params.body,
+        if_revision=params.if_revision,
+    )
+
+
+async def _remove(service: MemoryService, params: NameParams) -> HistoryEntry:
+    return await service.remove(params.name)
+
+
+async def _history(service: MemoryService, params: HistoryParams) -> HistoryResult:
+    return HistoryResult(entries=await service.history(params.name))
+
+
+async def _context(service: MemoryService, params: ContextParams) -> ContextResult:
+    text = await service.context(params.role)
+    return ContextResult(role=params.role, text=text, bytes=len(text.encode("utf-8")))
+
+
+METHODS: dict[str, Method[MemoryService, Any, Any]] = {
+    method.name: method
+    for method in (
+        Method("lazy/memory/recall", RecallParams, RecallResult, _recall),
+        Method("lazy/memory/save", SaveParams, Record, _save),
+        Method("lazy/memory/rm", NameParams, HistoryEntry, _remove),
+        Method("lazy/memory/history", HistoryParams, HistoryResult, _history),
+        Method("lazy/memory/context", ContextParams, ContextResult, _context),
+    )
+}
+"""Every custom method the engine answers, by name."""

@@ -1,0 +1,227 @@
+"""The engine: a pygls language server answering the method table for one connection.
+
+`build_server` makes one server per connection (stdio has one; the daemon one per client),
+all sharing a storage. A connection's identity is fixed at `initialize` by its Session's
+authenticator and never changes; requests before it are refused.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable, Generator
+from dataclasses import dataclass
+from typing import Any
+
+import attrs
+from lsprotocol import types
+from pydantic import ValidationError
+from pygls.exceptions import (
+    JsonRpcException,
+    JsonRpcInternalError,
+    JsonRpcInvalidParams,
+    JsonRpcServerError,
+    JsonRpcServerNotInitialized,
+)
+from pygls.lsp.server import LanguageServer
+from pygls.protocol import JsonRPCNotification, JsonRPCRequestMessage, LanguageServerProtocol
+from pygls.protocol import default_converter as pygls_converter
+from pygls.protocol.language_server import lsp_method
+
+from lazy_memory.engine.errors import LazyMemoryError, PermissionDenied
+from lazy_memory.engine.identity import Identity
+from lazy_memory.engine.ports import Clock, Storage
+from lazy_memory.engine.service import MemoryService
+from lazy_memory.rpc.framing import FramingError, Reader, frame, read_messages
+from lazy_memory.rpc.methods import METHODS, Method
+from lazy_memory.rpc.storage_methods import STORAGE_METHODS
+
+SERVER_NAME = "lazy-memory"
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Grant:
+    """What a connection may do: its identity, and whether it may use the storage methods.
+
+    Storage access (`lazy/storage/*`) is for a trusted peer, another lazy process using this
+    engine as its storage backend: it writes as the actors of its own sessions, so it is
+    trusted like a holder of the database file. Every other client is its token's identity.
+    """
+
+    identity: Identity
+    storage_access: bool = False
+
+
+Authenticator = Callable[[Any], Grant]
+"""Maps a client's `initializationOptions` to its grant, or raises PermissionDenied."""
+
+
+@dataclass(frozen=True)
+class Session:
+    """What every connection of one engine process shares."""
+
+    storage: Storage
+    clock: Clock
+    authenticate: Authenticator
+    version: str = "0"
+
+
+class EngineServer(LanguageServer):
+    """One connection's server: its protocol, and its service once initialized."""
+
+    def __init__(self, session: Session) -> None:
+        super().__init__(
+            SERVER_NAME,
+            session.version,
+            protocol_cls=EngineProtocol,
+            converter_factory=_converter,
+        )
+        self.session = session
+        self.service: MemoryService | None = None
+        self.grant: Grant | None = None
+        self.closed = asyncio.Event()
+
+    @property
+    def shut_down(self) -> bool:
+        """True once the client has sent shutdown (so exit is a clean one)."""
+        return bool(self.protocol._shutdown)
+
+    def report_server_error(self, error: Exception, source: Any) -> None:
+        """pygls reports every failed request here; ours are answered, so only debug it."""
+        logger.debug("request failed: %s", type(error).__name__)
+
+    async def call(self, method: Method[Any, Any, Any], params: Any) -> dict[str, Any]:
+        """Run one table method for this connection, mapping errors to JSON-RPC errors."""
+        if self.service is None or self.grant is None:
+            raise JsonRpcServerNotInitialized("send initialize first")
+        try:
+            if method.name in STORAGE_METHODS:
+                if not self.grant.storage_access:
+                    raise PermissionDenied(f"{method.name} needs an engine token")
+                return await method(self.session.storage, params)
+            return await method(self.service, params)
+        except ValidationError as error:
+            raise JsonRpcInvalidParams(
+                f"invalid params for {method.name}: {_first_problem(error)}",
+                data={"errors": error.errors(include_url=False, include_input=False)},
+            ) from None
+        except LazyMemoryError as error:
+            raise rpc_error(error) from None
+        except Exception:
+            logger.exception("%s failed", method.name)
+            raise JsonRpcInternalError(f"{method.name} failed; the engine log has why") from None
+
+
+class EngineProtocol(LanguageServerProtocol):
+    """LSP, except that exit closes this connection instead of ending the process."""
+
+    _server: EngineServer
+
+    @lsp_method(types.EXIT)
+    def lsp_exit(self, *args: Any) -> Generator[Any, Any, None]:
+        """Close this connection; the daemon's other clients carry on."""
+        self._server.closed.set()
+        yield from ()
+
+    def handle_message(self, message: Any) -> None:
+        """Refuse every request but initialize and shutdown until initialize has succeeded."""
+        method = getattr(message, "method", None)
+        if (
+            self._server.service is None
+            and method not in (None, types.INITIALIZE, types.EXIT, types.SHUTDOWN)
+            and getattr(message, "id", None) is not None
+        ):
+            error = JsonRpcServerNotInitialized("send initialize first (with a valid token)")
+            self._send_response(message.id, error=error.to_response_error())
+            return
+        super().handle_message(message)
+
+
+def rpc_error(error: LazyMemoryError) -> JsonRpcServerError:
+    """The one mapping of engine errors to JSON-RPC errors: stable code, type in data."""
+    data = {"type": type(error).__name__}
+    return JsonRpcServerError(error.message, error.code, data=data)  # type: ignore[no-untyped-call]
+
+
+def build_server(session: Session) -> EngineServer:
+    """A server for one connection, answering LSP's lifecycle and every table method."""
+    server = EngineServer(session)
+
+    @server.feature(types.INITIALIZE)
+    def initialize(params: types.InitializeParams) -> None:
+        try:
+            grant = session.authenticate(params.initialization_options)
+        except LazyMemoryError as error:
+            server.closed.set()
+            raise rpc_error(error) from None
+        server.grant = grant
+        server.service = MemoryService(session.storage, grant.identity, session.clock)
+
+    methods: list[Method[Any, Any, Any]] = [*METHODS.values(), *STORAGE_METHODS.values()]
+    for method in methods:
+        server.feature(method.name)(_handler(server, method))
+    return server
+
+
+async def serve_connection(
+    server: EngineServer, reader: Reader, write: Callable[[bytes], Any]
+) -> None:
+    """Serve one client until it exits, disconnects, or breaks the framing."""
+
+    class Writer:
+        def write(self, data: bytes) -> None:
+            write(data)
+
+        def close(self) -> None:
+            server.closed.set()
+
+    protocol = server.protocol
+    protocol.set_writer(Writer())
+
+    def deliver(message: dict[str, Any]) -> None:
+        try:
+            protocol.handle_message(protocol.structure_message(message))
+        except JsonRpcException as error:
+            reply_error(message.get("id"), error.code, error.message)
+
+    def reply_error(message_id: Any, code: int, text: str) -> None:
+        write(frame({"jsonrpc": "2.0", "id": message_id, "error": {"code": code, "message": text}}))
+
+    reading = asyncio.ensure_future(read_messages(reader, deliver, reply_error))
+    closing = asyncio.ensure_future(server.closed.wait())
+    try:
+        await asyncio.wait({reading, closing}, return_when=asyncio.FIRST_COMPLETED)
+        if reading.done() and (error := reading.exception()) is not None:
+            if isinstance(error, FramingError):
+                reply_error(None, -32700, f"{error}; closing the connection")
+            else:
+                raise error
+    finally:
+        for task in (reading, closing):
+            task.cancel()
+
+
+def _handler(server: EngineServer, method: Method[Any, Any, Any]) -> Callable[[Any], Any]:
+    async def handle(params: Any) -> dict[str, Any]:
+        return await server.call(method, params)
+
+    return handle
+
+
+def _converter() -> Any:
+    """pygls's converter, but custom methods get their params as the plain JSON they were."""
+    converter = pygls_converter()  # type: ignore[no-untyped-call]
+    for message_type in (JsonRPCRequestMessage, JsonRPCNotification):
+        fields = [field.name for field in attrs.fields(message_type)]
+        converter.register_structure_hook(
+            message_type,
+            lambda data, cls, fields=fields: cls(**{name: data.get(name) for name in fields}),
+        )
+    return converter
+
+
+def _first_problem(error: ValidationError) -> str:
+    first = error.errors()[0]
+    location = ".".join(str(part) for part in first["loc"]) or "params"
+    return f"{location}: {first['msg']}"

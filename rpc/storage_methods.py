@@ -1,0 +1,157 @@
+"""The storage port on the wire (`lazy/storage/*`): what the remote backend calls.
+
+Only a trusted peer (a connection whose grant has storage access) may use these: they
+write as whatever actor the peer names, like a holder of the database file would.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from pydantic import BaseModel
+
+from lazy_memory.engine.compact import Compact, Watermark
+from lazy_memory.engine.ports import Storage
+from lazy_memory.engine.records import (
+    Actor,
+    HistoryEntry,
+    Operation,
+    Record,
+    RecordContent,
+)
+from lazy_memory.rpc.methods import HistoryParams, Method, NameParams, Params
+
+
+class NoParams(Params):
+    """A method that takes nothing."""
+
+
+class SaveRecordParams(Params):
+    """`lazy/storage/save_record`: the Storage.save_record arguments."""
+
+    content: RecordContent
+    actor: Actor
+    at: datetime
+    operation: Operation = Operation.SAVE
+    if_revision: int | None = None
+
+
+class RemoveRecordParams(Params):
+    """`lazy/storage/remove_record`: the Storage.remove_record arguments."""
+
+    name: str
+    actor: Actor
+    at: datetime
+
+
+class WatermarkParams(Params):
+    """`lazy/storage/removed_since`: a compact's watermark."""
+
+    watermark: Watermark
+
+
+class CompactParams(Params):
+    """`lazy/storage/put_compact`: the compact to store."""
+
+    compact: Compact
+
+
+class Done(BaseModel):
+    """The empty result of a call that returns nothing."""
+
+
+class RecordsResult(BaseModel):
+    """Live records, ordered by name."""
+
+    records: list[Record]
+
+
+class EntriesResult(BaseModel):
+    """History entries in write order."""
+
+    entries: list[HistoryEntry]
+
+
+class RevisionsResult(BaseModel):
+    """The current revision of every live record."""
+
+    revisions: dict[str, int]
+
+
+class NamesResult(BaseModel):
+    """Record names."""
+
+    names: list[str]
+
+
+class CompactResult(BaseModel):
+    """The compact slot's content, absent when the slot is empty."""
+
+    compact: Compact | None = None
+
+
+async def _list_records(storage: Storage, _: NoParams) -> RecordsResult:
+    return RecordsResult(records=await storage.list_records())
+
+
+async def _get_record(storage: Storage, params: NameParams) -> Record:
+    return await storage.get_record(params.name)
+
+
+async def _save_record(storage: Storage, params: SaveRecordParams) -> Record:
+    return await storage.save_record(
+        params.content,
+        actor=params.actor,
+        at=params.at,
+        operation=params.operation,
+        if_revision=params.if_revision,
+    )
+
+
+async def _remove_record(storage: Storage, params: RemoveRecordParams) -> HistoryEntry:
+    return await storage.remove_record(params.name, actor=params.actor, at=params.at)
+
+
+async def _history(storage: Storage, params: HistoryParams) -> EntriesResult:
+    return EntriesResult(entries=await storage.history(params.name))
+
+
+async def _live_revisions(storage: Storage, _: NoParams) -> RevisionsResult:
+    return RevisionsResult(revisions=await storage.live_revisions())
+
+
+async def _removed_since(storage: Storage, params: WatermarkParams) -> NamesResult:
+    return NamesResult(names=await storage.removed_since(params.watermark))
+
+
+async def _get_compact(storage: Storage, _: NoParams) -> CompactResult:
+    return CompactResult(compact=await storage.get_compact())
+
+
+async def _put_compact(storage: Storage, params: CompactParams) -> Done:
+    await storage.put_compact(params.compact)
+    return Done()
+
+
+async def _clear_compact(storage: Storage, _: NoParams) -> Done:
+    await storage.clear_compact()
+    return Done()
+
+
+STORAGE_METHODS: dict[str, Method[Storage, Any, Any]] = {
+    method.name: method
+    for method in (
+        Method("lazy/storage/list_records", NoParams, RecordsResult, _list_records),
+        Method("lazy/storage/get_record", NameParams, Record, _get_record),
+        Method("lazy/storage/save_record", SaveRecordParams, Record, _save_record),
+        Method("lazy/storage/remove_record", RemoveRecordParams, HistoryEntry, _remove_record),
+        Method("lazy/storage/history", HistoryParams, EntriesResult, _history),
+        Method("lazy/storage/live_revisions", NoParams, RevisionsResult, _live_revisions),
+        Method("lazy/storage/removed_since", WatermarkParams, NamesResult, _removed_since),
+        Method("lazy/storage/get_compact", NoParams, CompactResult, _get_compact),
+        Method("lazy/storage/put_compact", CompactParams, Done, _put_compact),
+        Method("lazy/storage/clear_compact", NoParams, Done, _clear_compact),
+    )
+}
+"""Every storage method a trusted peer may call, by name."""

@@ -1,0 +1,81 @@
+"""Start a real `lazy engine --listen` daemon for a test, and make tokens for it."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+READY = "lazy-memory daemon listening on "
+LAZY = [sys.executable, "-m", "lazy_memory.rpc.cli"]
+
+
+@dataclass
+class Daemon:
+    """A running daemon: its process, the address it listens on, and what it logged."""
+
+    process: subprocess.Popen[str]
+    address: str
+    log: list[str] = field(default_factory=list)
+
+    def stop(self) -> int:
+        """SIGTERM, then the exit status."""
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+        return self.process.wait(timeout=30)
+
+
+def add_token(data_dir: Path, role: str, name: str | None = None, task: str | None = None) -> str:
+    """Create a token in the daemon's data directory and return its secret."""
+    arguments = ["engine", "token", "add", "--role", role, "--json"]
+    arguments += ["--name", name] if name else []
+    arguments += ["--task", task] if task else []
+    created = subprocess.run(
+        [*LAZY, *arguments],
+        env={**os.environ, "LAZY_DATA": str(data_dir)},
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    )
+    return str(json.loads(created.stdout)["secret"])
+
+
+@contextmanager
+def running_daemon(data_dir: Path, listen: str, *extra: str) -> Iterator[Daemon]:
+    """A daemon on listen (tcp port 0 allowed) serving the store in data_dir, stopped after."""
+    process = subprocess.Popen(
+        [*LAZY, "engine", "--listen", listen, *extra],
+        env={**os.environ, "LAZY_DATA": str(data_dir), "LAZY_STORAGE": "sqlite"},
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert process.stderr is not None
+    log: list[str] = []
+    address = ""
+    for line in process.stderr:
+        log.append(line)
+        if line.startswith(READY):
+            address = line[len(READY) :].strip()
+            break
+    if not address:
+        process.wait(timeout=30)
+        raise RuntimeError(f"the daemon did not start: {''.join(log)}")
+    daemon = Daemon(process, address, log)
+    # Keep reading its log so a chatty daemon never blocks on a full pipe.
+    threading.Thread(target=lambda: log.extend(process.stderr or ()), daemon=True).start()
+    try:
+        yield daemon
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait(timeout=30)

@@ -1,0 +1,248 @@
+"""`lazy engine` over stdio, driven by a raw JSON-RPC client: the JSON on the wire is asserted."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import AsyncIterator, Awaitable, Callable
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.jsonrpc import RawClient
+
+StartEngine = Callable[..., Awaitable[RawClient]]
+SAVE = {"name": "deploy-steps", "type": "project", "description": "How we deploy", "body": "make"}
+
+
+@pytest.fixture
+async def start_engine(tmp_path: Path) -> AsyncIterator[StartEngine]:
+    """Start `lazy engine` processes (with extra environment); killed if a test leaves them."""
+    clients: list[RawClient] = []
+
+    async def start(**environment: str) -> RawClient:
+        client = await RawClient.spawn(
+            ["engine"], {**os.environ, **environment}, tmp_path / "engine.log"
+        )
+        clients.append(client)
+        return client
+
+    yield start
+    for client in clients:
+        if client.process is not None and client.process.returncode is None:
+            client.process.kill()
+            await client.process.wait()
+
+
+@pytest.fixture
+async def engine(start_engine: StartEngine) -> RawClient:
+    """An initialized engine for a builder named builder-7."""
+    client = await start_engine(LAZY_ACTOR="builder-7")
+    assert "result" in await client.initialize()
+    return client
+
+
+def history(*arguments: str) -> list[dict[str, object]]:
+    """The store's history as the CLI sees it."""
+    listed = subprocess.run(
+        [sys.executable, "-m", "lazy_memory.rpc.cli", "memory", "history", *arguments, "--json"],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    )
+    return list(json.loads(listed.stdout))
+
+
+async def test_lifecycle_initialize_shutdown_exit(start_engine: StartEngine) -> None:
+    client = await start_engine()
+
+    initialized = await client.initialize()
+
+    assert initialized["id"] == 1
+    assert initialized["result"]["serverInfo"]["name"] == "lazy-memory"
+    assert await client.close() == 0
+
+
+async def test_exit_without_shutdown_is_status_one(start_engine: StartEngine) -> None:
+    client = await start_engine()
+    await client.initialize()
+    await client.notify("exit")
+    assert client.process is not None
+    assert await client.process.wait() == 1
+
+
+async def test_save_recall_history_rm_context_on_the_wire(engine: RawClient) -> None:
+    saved = await engine.request("lazy/memory/save", SAVE)
+
+    record = saved["result"]
+    assert saved["jsonrpc"] == "2.0"
+    assert {k: record[k] for k in ("name", "type", "description", "body", "revision")} == {
+        **SAVE,
+        "revision": 1,
+    }
+    assert record["updated_by"] == {"kind": "builder", "detail": "builder-7"}
+    assert record["updated_at"].endswith("Z")
+
+    assert await engine.result("lazy/memory/recall") == {
+        "records": [
+            {
+                "name": "deploy-steps",
+                "type": "project",
+                "description": "How we deploy",
+                "revision": 1,
+            }
+        ]
+    }
+    assert await engine.result("lazy/memory/recall", {"name": "deploy-steps"}) == {"record": record}
+
+    context = await engine.result("lazy/memory/context", {"role": "builder"})
+    assert "- deploy-steps (project): How we deploy\n" in context["text"]
+    assert "lazy_memory_recall" in context["text"]
+    assert context["bytes"] == len(context["text"].encode("utf-8"))
+
+    removed = await engine.result("lazy/memory/rm", {"name": "deploy-steps"})
+    assert (removed["operation"], removed["revision"]) == ("rm", 2)
+    entries = (await engine.result("lazy/memory/history", {"name": "deploy-steps"}))["entries"]
+    assert [(e["revision"], e["operation"], e["actor"]["detail"]) for e in entries] == [
+        (1, "save", "builder-7"),
+        (2, "rm", "builder-7"),
+    ]
+    assert await engine.result("lazy/memory/recall") == {"records": []}
+    assert await engine.close() == 0
+
+
+@pytest.mark.parametrize(
+    ("method", "params", "code", "error_type"),
+    [
+        ("lazy/memory/recall", {"name": "ghost"}, -32010, "NotFound"),
+        ("lazy/memory/rm", {"name": "ghost"}, -32010, "NotFound"),
+        ("lazy/memory/save", {**SAVE, "name": "Bad Name"}, -32011, "InvalidRecord"),
+        ("lazy/memory/save", {**SAVE, "description": "x" * 201}, -32011, "InvalidRecord"),
+        ("lazy/memory/save", {**SAVE, "type": "opinion"}, -32011, "InvalidRecord"),
+        ("lazy/memory/save", {**SAVE, "if_revision": 4}, -32012, "Conflict"),
+    ],
+)
+async def test_engine_errors_have_stable_codes(
+    engine: RawClient, method: str, params: dict[str, object], code: int, error_type: str
+) -> None:
+    response = await engine.request(method, params)
+
+    assert response["error"]["code"] == code
+    assert response["error"]["data"] == {"type": error_type}
+    assert response["error"]["message"]
+    assert history() == []
+
+
+@pytest.mark.parametrize(
+    ("params", "problem"),
+    [
+        ({**SAVE, "body": 5}, "body"),
+        ({"name": "n"}, "type"),
+        ({**SAVE, "actor": {"kind": "human", "detail": "root"}}, "actor"),
+        ({**SAVE, "nested": {"jsonrpc": "2.0", "method": "exit"}}, "nested"),
+        ({**SAVE, "if_revision": -1}, "if_revision"),
+        (["deploy-steps"], "params"),
+    ],
+)
+async def test_wrongly_typed_params_are_invalid_params(
+    engine: RawClient, params: object, problem: str
+) -> None:
+    response = await engine.request("lazy/memory/save", params)
+
+    assert response["error"]["code"] == -32602
+    assert problem in response["error"]["message"]
+    assert await engine.result("lazy/memory/recall") == {"records": []}
+
+
+async def test_requests_before_initialize_are_refused(start_engine: StartEngine) -> None:
+    client = await start_engine()
+
+    refused = await client.request("lazy/memory/recall")
+
+    assert refused["error"]["code"] == -32002
+    await client.initialize()
+    assert await client.result("lazy/memory/recall") == {"records": []}
+
+
+async def test_an_agent_cannot_write_whatever_it_sends(start_engine: StartEngine) -> None:
+    builder = await start_engine(LAZY_ACTOR="builder-1")
+    await builder.initialize()
+    await builder.result("lazy/memory/save", SAVE)
+    agent = await start_engine(LAZY_ACTOR="builder-1", LAZY_TASK_ID="task-42")
+    await agent.initialize()
+
+    saved = await agent.request("lazy/memory/save", {**SAVE, "name": "agent-note"})
+    removed = await agent.request("lazy/memory/rm", {"name": "deploy-steps"})
+
+    for refused in (saved, removed):
+        assert refused["error"]["code"] == -32013
+        assert refused["error"]["data"] == {"type": "PermissionDenied"}
+        assert "read-only" in refused["error"]["message"]
+    assert (await agent.result("lazy/memory/recall", {"name": "deploy-steps"}))["record"]
+    assert len(history()) == 1
+
+
+async def test_garbage_on_the_wire_gets_errors_and_the_engine_keeps_serving(
+    engine: RawClient,
+) -> None:
+    await engine.send_raw(b"Content-Length: 9\r\n\r\n{not json")
+    assert (await engine.next_unsolicited())["error"]["code"] == -32700
+
+    await engine.send_raw(b"Content-Length: 7\r\n\r\n[1,2,3]")
+    assert (await engine.next_unsolicited())["error"]["code"] == -32600
+
+    await engine.send({"jsonrpc": "1.0", "id": 99, "method": "lazy/memory/recall"})
+    assert (await engine.next_unsolicited())["error"] == {
+        "code": -32600,
+        "message": 'a JSON-RPC message must have "jsonrpc": "2.0"',
+    }
+
+    unknown = await engine.request("lazy/memory/teleport", {})
+    assert unknown["error"]["code"] == -32601
+
+    huge = {**SAVE, "body": "x" * (10 * 1024 * 1024)}
+    await engine.send({"jsonrpc": "2.0", "id": 500, "method": "lazy/memory/save", "params": huge})
+    refused = await engine.next_unsolicited()
+    assert refused["error"]["code"] == -32600
+    assert "limit" in refused["error"]["message"]
+
+    assert (await engine.result("lazy/memory/save", SAVE))["revision"] == 1
+    assert await engine.close() == 0
+
+
+async def test_broken_framing_closes_the_connection(engine: RawClient) -> None:
+    await engine.send_raw(b"X-Nonsense: 1\r\n\r\n")
+
+    closing = await engine.next_unsolicited()
+
+    assert closing["error"]["code"] == -32700
+    assert "closing the connection" in closing["error"]["message"]
+    assert await engine.closed_by_peer()
+
+
+async def test_a_client_that_disconnects_mid_request_leaves_the_store_whole(
+    engine: RawClient,
+) -> None:
+    await engine.result("lazy/memory/save", SAVE)
+    await engine.send_raw(b'Content-Length: 200\r\n\r\n{"jsonrpc": "2.0", "id": 9, "meth')
+    engine.writer.close()
+
+    assert engine.process is not None
+    assert await engine.process.wait() == 0
+    assert [entry["revision"] for entry in history()] == [1]
+
+
+def test_record_commands_never_import_pygls(tmp_path: Path) -> None:
+    finished = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "lazy_memory.rpc.cli", "memory", "list"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+    imported = {line.split("|")[-1].strip() for line in finished.stderr.splitlines()}
+    assert "lazy_memory.rpc.cli.memory" in imported
+    assert not {name for name in imported if name.split(".")[0] in ("pygls", "lsprotocol")}

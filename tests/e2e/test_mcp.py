@@ -1,0 +1,286 @@
+"""`lazy mcp` as an agent harness drives it: the real process, spoken to by the MCP SDK's client."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import subprocess
+import sys
+from collections.abc import AsyncIterator, Callable
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
+from mcp.types import CallToolResult, TextContent
+
+from lazy_memory.adapters import open_service
+from lazy_memory.adapters.config import load_settings
+from lazy_memory.engine.identity import Identity
+from lazy_memory.engine.records import Actor, ActorKind, Record
+from lazy_memory.rpc.mcp_tools import build_mcp_server
+
+TIMEOUT = 60
+"""Seconds a whole MCP conversation may take before the test fails instead of hanging."""
+
+LAZY = [sys.executable, "-m", "lazy_memory.rpc.cli"]
+
+Connect = Callable[..., AbstractAsyncContextManager[ClientSession]]
+
+
+@pytest.fixture
+def connect(project: Path, isolated_environment: Path, tmp_path: Path) -> Connect:
+    """Start `lazy mcp` in the project, with extra environment, and open an MCP session."""
+
+    @asynccontextmanager
+    async def session(**environment: str) -> AsyncIterator[ClientSession]:
+        parameters = StdioServerParameters(
+            command=sys.executable,
+            args=[*LAZY[1:], "mcp"],
+            env={**os.environ, "LAZY_DATA": str(isolated_environment), **environment},
+            cwd=project,
+        )
+        with (
+            anyio.fail_after(TIMEOUT),
+            (tmp_path / "server-stderr.log").open("a") as errlog,
+        ):
+            async with (
+                stdio_client(parameters, errlog=errlog) as (read, write),
+                ClientSession(read, write) as client,
+            ):
+                await client.initialize()
+                yield client
+
+    return session
+
+
+def text_of(result: CallToolResult) -> str:
+    """The one text block a tool result carries."""
+    [block] = result.content
+    assert isinstance(block, TextContent)
+    return block.text
+
+
+async def history(project: Path) -> list[dict[str, Any]]:
+    """Every write the store holds, as the real `lazy memory history --json` prints it."""
+    done = await anyio.run_process([*LAZY, "memory", "history", "--json"], cwd=project)
+    entries: list[dict[str, Any]] = json.loads(done.stdout)
+    return entries
+
+
+async def test_tools_list_shows_the_three_tools_with_input_schemas(connect: Connect) -> None:
+    async with connect() as client:
+        tools = {tool.name: tool for tool in (await client.list_tools()).tools}
+
+    assert set(tools) == {"lazy_memory_recall", "lazy_memory_save", "lazy_search"}
+    recall = tools["lazy_memory_recall"].input_schema
+    assert set(recall["properties"]) == {"name"}
+    assert "required" not in recall
+    save = tools["lazy_memory_save"].input_schema
+    assert save["required"] == ["name", "type", "description", "body"]
+    assert all(save["properties"][field]["type"] == "string" for field in save["required"])
+    assert tools["lazy_search"].input_schema["required"] == ["query"]
+    for tool in tools.values():
+        assert tool.description
+        assert not tool.description.startswith(" ")
+    save_description = tools["lazy_memory_save"].description or ""
+    assert "read-only" in save_description
+    assert "final summary" in save_description
+
+
+async def test_save_then_recall_the_index_and_one_record(connect: Connect) -> None:
+    async with connect(LAZY_ACTOR="builder-7") as client:
+        empty = await client.call_tool("lazy_memory_recall", {})
+        assert not empty.is_error
+        assert empty.structured_content == {"records": []}
+        assert text_of(empty) == "The memory store has no records yet."
+
+        saved = await client.call_tool(
+            "lazy_memory_save",
+            {
+                "name": "deploy-steps",
+                "type": "project",
+                "description": "How we deploy",
+                "body": "Run `make deploy`.",
+            },
+        )
+        assert not saved.is_error, text_of(saved)
+        assert text_of(saved) == "saved deploy-steps (project) as revision 1"
+        assert saved.structured_content is not None
+        assert saved.structured_content["revision"] == 1
+        await client.call_tool(
+            "lazy_memory_save",
+            {"name": "deploy-steps", "type": "project", "description": "How we ship", "body": "b"},
+        )
+        await client.call_tool(
+            "lazy_memory_save",
+            {"name": "style", "type": "feedback", "description": "Small modules", "body": "..."},
+        )
+
+        index = await client.call_tool("lazy_memory_recall", {})
+        assert not index.is_error
+        assert text_of(index).splitlines() == [
+            "- deploy-steps (project): How we ship",
+            "- style (feedback): Small modules",
+        ]
+        assert index.structured_content == {
+            "records": [
+                {
+                    "name": "deploy-steps",
+                    "type": "project",
+                    "description": "How we ship",
+                    "revision": 2,
+                },
+                {
+                    "name": "style",
+                    "type": "feedback",
+                    "description": "Small modules",
+                    "revision": 1,
+                },
+            ]
+        }
+
+        one = await client.call_tool("lazy_memory_recall", {"name": "style"})
+    assert not one.is_error
+    record = one.structured_content
+    assert record is not None
+    assert set(record) == {
+        "name",
+        "type",
+        "description",
+        "revision",
+        "updated_by",
+        "updated_at",
+        "body",
+    }
+    assert {k: record[k] for k in ("name", "type", "description", "revision", "body")} == {
+        "name": "style",
+        "type": "feedback",
+        "description": "Small modules",
+        "revision": 1,
+        "body": "...",
+    }
+    assert record["updated_by"] == {"kind": "builder", "detail": "builder-7"}
+    assert text_of(one).startswith("---\nname: style\ntype: feedback\n")
+    assert "updated_by: builder:builder-7\n" in text_of(one)
+    assert text_of(one).endswith("\n---\n\n...")
+
+
+async def test_bad_saves_are_error_results_and_write_nothing(
+    connect: Connect, project: Path
+) -> None:
+    good = {"name": "good-name", "type": "project", "description": "d", "body": "b"}
+    cases = [
+        ({"name": "Bad Name"}, "invalid name 'Bad Name'"),
+        ({"description": "x" * 201}, "the description is 201 characters; the limit is 200"),
+        ({"type": "opinion"}, "unknown type 'opinion': use one of user, feedback"),
+    ]
+    async with connect() as client:
+        for change, message in cases:
+            result = await client.call_tool("lazy_memory_save", {**good, **change})
+            assert result.is_error, change
+            assert message in text_of(result)
+            assert result.structured_content is None
+        index = await client.call_tool("lazy_memory_recall", {})
+    assert index.structured_content == {"records": []}
+    assert await history(project) == []
+
+
+async def test_an_agent_cannot_save_and_is_told_where_knowledge_goes(
+    connect: Connect, project: Path
+) -> None:
+    async with connect(LAZY_TASK_ID="task-1") as client:
+        refused = await client.call_tool(
+            "lazy_memory_save",
+            {"name": "learned", "type": "project", "description": "d", "body": "b"},
+        )
+        assert refused.is_error
+        assert "read-only" in text_of(refused)
+        assert "final summary" in text_of(refused)
+        reading = await client.call_tool("lazy_memory_recall", {})
+        assert not reading.is_error, "agents read freely"
+    assert await history(project) == []
+
+
+async def test_recall_of_an_unknown_name_is_an_error_result(connect: Connect) -> None:
+    async with connect() as client:
+        result = await client.call_tool("lazy_memory_recall", {"name": "no-such-record"})
+    assert result.is_error
+    assert "no-such-record" in text_of(result)
+
+
+async def test_search_says_it_is_not_available_yet(connect: Connect) -> None:
+    async with connect() as client:
+        result = await client.call_tool("lazy_search", {"query": "deploy"})
+    assert result.is_error
+    assert "search is not available in this version" in text_of(result)
+    assert "lazy_memory_recall()" in text_of(result)
+
+
+async def test_writes_are_attributed_to_the_builder_named_by_lazy_actor(
+    connect: Connect, project: Path
+) -> None:
+    async with connect(LAZY_ACTOR="builder-7") as client:
+        saved = await client.call_tool(
+            "lazy_memory_save", {"name": "n", "type": "user", "description": "d", "body": "b"}
+        )
+        assert not saved.is_error, text_of(saved)
+    [entry] = await history(project)
+    assert entry["actor"] == {"kind": "builder", "detail": "builder-7"}
+    assert (entry["name"], entry["revision"], entry["operation"]) == ("n", 1, "save")
+
+
+def test_the_server_exits_cleanly_when_the_client_goes_away(project: Path) -> None:
+    done = subprocess.run(
+        [*LAZY, "mcp"], cwd=project, input="", capture_output=True, text=True, timeout=TIMEOUT
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == ""
+
+
+def test_the_record_commands_do_not_import_the_mcp_sdk(project: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-X", "importtime", *LAZY[1:], "memory", "list"],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+    )
+    assert done.returncode == 0, done.stderr
+    imported = {
+        line.rsplit("|", 1)[1].strip()
+        for line in done.stderr.splitlines()
+        if line.startswith("import time:")
+    }
+    assert "lazy_memory.rpc.cli.mcp" in imported, "the `lazy mcp` command is registered"
+    sdk = sorted(m for m in imported if m in ("mcp", "mcp_types") or m.startswith("mcp."))
+    assert sdk == []
+
+
+async def test_an_unexpected_failure_is_an_error_result_logged_to_stderr(
+    caplog: pytest.LogCaptureFixture, capsys: pytest.CaptureFixture[str]
+) -> None:
+    identity = Identity(actor=Actor(kind=ActorKind.BUILDER, detail="b"))
+    service = await open_service(load_settings(), identity)
+
+    async def broken() -> list[Record]:
+        raise RuntimeError("the disk is on fire")
+
+    service.list_records = broken  # type: ignore[method-assign]
+    try:
+        with caplog.at_level(logging.ERROR):
+            result = await build_mcp_server(service).call_tool("lazy_memory_recall", {})
+    finally:
+        await service.aclose()
+
+    assert isinstance(result, CallToolResult)
+    assert result.is_error
+    assert "internal error (RuntimeError)" in text_of(result)
+    [logged] = [r for r in caplog.records if r.name == "lazy_memory.rpc.mcp_tools"]
+    assert logged.exc_info is not None
+    assert "the disk is on fire" in str(logged.exc_info[1])
+    assert capsys.readouterr().out == ""
