@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from lazy_memory.adapters.clock import SystemClock
 from lazy_memory.adapters.config import Settings
 from lazy_memory.engine.errors import InvalidConfig
@@ -34,6 +36,21 @@ async def open_storage(settings: Settings) -> Storage:
     )
 
 
+def service_factory(settings: Settings, storage: Storage) -> Callable[[Identity], MemoryService]:
+    """Build services over one storage, one per session identity, configured from settings."""
+    from lazy_memory.adapters.summarizers import open_summarizer
+
+    summarizer = open_summarizer(settings)
+    clock = SystemClock()
+
+    def new_service(identity: Identity) -> MemoryService:
+        return MemoryService(
+            storage, identity, clock, warn_bytes=settings.warn_bytes, summarizer=summarizer
+        )
+
+    return new_service
+
+
 async def open_service(settings: Settings, identity: Identity) -> MemoryService:
     """Build the MemoryService a client talks to, from configuration and a session identity."""
-    return MemoryService(await open_storage(settings), identity, SystemClock())
+    return service_factory(settings, await open_storage(settings))(identity)

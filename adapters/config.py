@@ -14,11 +14,14 @@ from lazy_memory.engine.errors import InvalidConfig
 CONFIG_FILE = "lazy.toml"
 DEFAULT_BACKEND = "sqlite"
 DEFAULT_WARN_BYTES = 4096
+DEFAULT_COMPACT_MODEL = "claude-haiku-4-5"
+DEFAULT_COMPACT_TIMEOUT_SECONDS = 120.0
 
 _KNOWN_KEYS: dict[str, set[str]] = {
     "storage": {"backend", "data_dir"},
     "memory": {"warn_bytes"},
     "remote": {"address", "ca_file"},
+    "compact": {"model", "command", "timeout_seconds"},
 }
 
 
@@ -35,6 +38,10 @@ class Settings:
     remote: str | None = None
     token: str | None = None
     tls_ca_file: Path | None = None
+    compact_model: str = DEFAULT_COMPACT_MODEL
+    compact_command: str | None = None
+    compact_timeout_seconds: float = DEFAULT_COMPACT_TIMEOUT_SECONDS
+    offline: bool = False
     warnings: tuple[str, ...] = field(default=())
 
 
@@ -55,6 +62,7 @@ def load_settings(cwd: Path | None = None, environ: Mapping[str, str] | None = N
     storage = _section(table, "storage")
     memory = _section(table, "memory")
     remote = _section(table, "remote")
+    compact = _section(table, "compact")
 
     data_dir = root / ".lazy"
     if "data_dir" in storage:
@@ -72,6 +80,10 @@ def load_settings(cwd: Path | None = None, environ: Mapping[str, str] | None = N
     remote_address = environ.get("LAZY_REMOTE") or remote.get("address")
     ca_file = environ.get("LAZY_TLS_CA") or remote.get("ca_file")
 
+    timeout = compact.get("timeout_seconds", DEFAULT_COMPACT_TIMEOUT_SECONDS)
+    if not isinstance(timeout, int | float) or isinstance(timeout, bool) or timeout <= 0:
+        raise InvalidConfig(f"{root / CONFIG_FILE}: compact.timeout_seconds must be positive")
+
     return Settings(
         root=root,
         data_dir=data_dir,
@@ -82,6 +94,12 @@ def load_settings(cwd: Path | None = None, environ: Mapping[str, str] | None = N
         remote=None if remote_address is None else _string(remote_address, "remote.address"),
         token=environ.get("LAZY_TOKEN") or None,
         tls_ca_file=None if ca_file is None else root / _string(ca_file, "remote.ca_file"),
+        compact_model=_string(compact.get("model", DEFAULT_COMPACT_MODEL), "compact.model"),
+        compact_command=(
+            None if "command" not in compact else _string(compact["command"], "compact.command")
+        ),
+        compact_timeout_seconds=float(timeout),
+        offline=environ.get("LAZY_OFFLINE", "") not in ("", "0"),
         warnings=tuple(warnings),
     )
 

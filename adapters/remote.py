@@ -31,14 +31,13 @@ from lazy_memory.engine.errors import (
 )
 from lazy_memory.engine.records import Actor, HistoryEntry, Operation, Record, RecordContent
 from lazy_memory.rpc.framing import FramingError, frame, read_messages
-from lazy_memory.rpc.methods import HistoryParams, NameParams, Params
+from lazy_memory.rpc.methods import HistoryParams, NameParams, NoParams, Params
 from lazy_memory.rpc.storage_methods import (
-    CompactParams,
-    CompactResult,
+    CompactSlotResult,
     Done,
     EntriesResult,
     NamesResult,
-    NoParams,
+    PutCompactParams,
     RecordsResult,
     RemoveRecordParams,
     RevisionsResult,
@@ -192,11 +191,11 @@ class RemoteStorage:
 
     async def get_compact(self) -> Compact | None:
         """The compact slot's content, if any."""
-        return (await self._call("get_compact", NoParams(), CompactResult)).compact
+        return (await self._call("get_compact", NoParams(), CompactSlotResult)).compact
 
     async def put_compact(self, compact: Compact) -> None:
         """Overwrite the compact slot."""
-        await self._call("put_compact", CompactParams(compact=compact), Done, write=True)
+        await self._call("put_compact", PutCompactParams(compact=compact), Done, write=True)
 
     async def clear_compact(self) -> None:
         """Empty the compact slot."""

@@ -6,6 +6,8 @@ from datetime import datetime
 
 from pydantic import BaseModel, ConfigDict
 
+from lazy_memory.engine.records import Actor
+
 Watermark = dict[str, int]
 """The (name -> revision) pairs of the live records a compact was generated from."""
 
@@ -20,4 +22,5 @@ class Compact(BaseModel):
     generator: str
     model: str | None = None
     generated_at: datetime
+    generated_by: Actor
     watermark: Watermark

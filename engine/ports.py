@@ -81,3 +81,25 @@ class Clock(Protocol):
     def now(self) -> datetime:
         """The current time, timezone-aware, in UTC."""
         ...
+
+
+class Summarizer(Protocol):
+    """A language model that writes a compact's summary from a prompt.
+
+    Any failure (no credential, offline, an API error or timeout, a command's non-zero
+    exit, an empty answer) raises LLMUnavailable with a one-line reason.
+    """
+
+    @property
+    def name(self) -> str:
+        """The generator's name as a compact records it: `anthropic` or `command`."""
+        ...
+
+    @property
+    def model(self) -> str:
+        """The model (or command) it will use, for the user to see before any call."""
+        ...
+
+    async def summarize(self, prompt: str) -> str:
+        """The model's answer to prompt, as text."""
+        ...

@@ -2,22 +2,82 @@
 
 from __future__ import annotations
 
-from lazy_memory.engine.context import Role, render_context
-from lazy_memory.engine.errors import Conflict, InvalidRecord, NotFound, PermissionDenied
+import logging
+from datetime import datetime
+
+from pydantic import BaseModel
+
+from lazy_memory.engine import compaction
+from lazy_memory.engine.compact import Compact
+from lazy_memory.engine.compaction import CompactOutcome, Mode
+from lazy_memory.engine.context import (
+    OVER_THRESHOLD_LOG,
+    LaunchContext,
+    Role,
+    assemble,
+    launch_context,
+    size_of,
+    unavailable_context,
+    written_since,
+)
+from lazy_memory.engine.doctor import Diagnosis, diagnose
+from lazy_memory.engine.errors import (
+    CompactRejected,
+    Conflict,
+    InvalidRecord,
+    LazyMemoryError,
+    LLMUnavailable,
+    NotFound,
+    PermissionDenied,
+)
 from lazy_memory.engine.identity import Identity
-from lazy_memory.engine.ports import Clock, Storage
+from lazy_memory.engine.ports import Clock, Storage, Summarizer
 from lazy_memory.engine.records import HistoryEntry, Record, RecordContent, authored_content
 
 _MERGE_ATTEMPTS = 5
+DEFAULT_WARN_BYTES = 4096
+logger = logging.getLogger(__name__)
+
+
+class CompactPlan(BaseModel):
+    """What `lazy memory compact` is about to do, shown before any model call."""
+
+    mode: Mode
+    record_count: int
+    last_generated_at: datetime | None
+    generator: str
+    model: str | None
+
+
+class CompactStatus(BaseModel):
+    """The compact slot as `--show` reports it, against the records as they are now."""
+
+    compact: Compact | None
+    covered: int
+    bytes_with: int
+    bytes_without: int
+    written_since: list[Record]
+    removed_since: list[str]
 
 
 class MemoryService:
     """The memory store as its clients see it: read freely, write only as a non-agent."""
 
-    def __init__(self, storage: Storage, identity: Identity, clock: Clock) -> None:
+    def __init__(
+        self,
+        storage: Storage,
+        identity: Identity,
+        clock: Clock,
+        *,
+        warn_bytes: int = DEFAULT_WARN_BYTES,
+        summarizer: Summarizer | None = None,
+    ) -> None:
         self.storage = storage
         self.identity = identity
         self.clock = clock
+        self.warn_bytes = warn_bytes
+        self.summarizer = summarizer
+        self._warned_over_threshold = False
 
     async def list_records(self) -> list[Record]:
         """Every live record, ordered by name."""
@@ -91,13 +151,142 @@ class MemoryService:
             raise NotFound(f"no record named {name!r} has ever been written")
         return entries
 
-    async def context(self, role: Role) -> str:
-        """The memory section for a launch of role: the index of every live record."""
-        return render_context(await self.storage.list_records(), role)
+    async def context(self, role: Role) -> LaunchContext:
+        """The memory section for a launch of role; never raises, never blocks the launch.
+
+        A store that cannot be read gives the UNAVAILABLE marker (and an error in the log),
+        which no model can mistake for an empty store.
+        """
+        try:
+            records, compact, removed = await self._injected_state()
+        except LazyMemoryError as error:
+            logger.error("memory context unavailable: %s", error)
+            return unavailable_context(role, str(error), self.warn_bytes)
+        context = launch_context(role, records, compact, removed, self.warn_bytes)
+        if context.over_threshold and not self._warned_over_threshold:
+            self._warned_over_threshold = True
+            logger.warning(OVER_THRESHOLD_LOG)
+        return context
+
+    async def compact_plan(self, mode: Mode) -> CompactPlan:
+        """What a compaction in mode would do, to show the user before any model call."""
+        records = await self.storage.list_records()
+        current = await self.storage.get_compact()
+        if mode is Mode.MECHANICAL or self.summarizer is None:
+            generator, model = compaction.MECHANICAL, None
+        else:
+            generator, model = self.summarizer.name, self.summarizer.model
+        return CompactPlan(
+            mode=mode,
+            record_count=len(records),
+            last_generated_at=None if current is None else current.generated_at,
+            generator=generator,
+            model=model,
+        )
+
+    async def compact(self, mode: Mode) -> CompactOutcome:
+        """Generate a compact from the records and store it, if it shrinks the section.
+
+        The records and their history are only read. auto falls back to the mechanical
+        generator on any model failure or on a summary that would not shrink the section;
+        llm fails loudly instead. A rejected candidate writes nothing.
+        """
+        self._require_writer()
+        records = await self.storage.list_records()
+        if not records:
+            raise CompactRejected("there are no records to compact")
+        kept_old = await self.storage.get_compact() is not None
+        fallback_reason: str | None = None
+        omitted: list[Record] = []
+        candidate: Compact | None = None
+        if mode is not Mode.MECHANICAL:
+            try:
+                candidate, omitted = await self._llm_candidate(records)
+            except LLMUnavailable as error:
+                if mode is Mode.LLM:
+                    raise
+                fallback_reason = error.message
+            if candidate is not None and not compaction.shrinks(records, candidate):
+                if mode is Mode.LLM:
+                    raise compaction.reject(records, candidate, kept_old=kept_old)
+                without, with_candidate = compaction.sizes(records, candidate)
+                fallback_reason = (
+                    f"the model's summary would not shrink the section ({with_candidate} bytes "
+                    f"with it, {without} without)"
+                )
+                candidate, omitted = None, []
+        if candidate is None:
+            candidate = self._new_compact(
+                records, compaction.mechanical_summary(records), compaction.MECHANICAL, None
+            )
+            if not compaction.shrinks(records, candidate):
+                raise compaction.reject(records, candidate, kept_old=kept_old)
+        await self.storage.put_compact(candidate)
+        without, with_candidate = compaction.sizes(records, candidate)
+        return CompactOutcome(
+            compact=candidate,
+            record_count=len(records),
+            bytes_without=without,
+            bytes_with=with_candidate,
+            fallback_reason=fallback_reason,
+            omitted=[record.name for record in omitted],
+        )
+
+    async def compact_status(self) -> CompactStatus:
+        """The compact, what it covers, and what was written or removed since."""
+        records, compact, removed = await self._injected_state()
+        return CompactStatus(
+            compact=compact,
+            covered=0 if compact is None else len(compact.watermark),
+            bytes_with=size_of(assemble(records, compact, removed)),
+            bytes_without=size_of(assemble(records, None, [])),
+            written_since=[] if compact is None else written_since(records, compact),
+            removed_since=removed,
+        )
+
+    async def clear_compact(self) -> bool:
+        """Empty the compact slot; True if there was a compact to clear."""
+        self._require_writer()
+        existed = await self.storage.get_compact() is not None
+        await self.storage.clear_compact()
+        return existed
+
+    async def doctor(self) -> Diagnosis:
+        """What a launch injects, how fresh the compact is, and the remedy if one is needed."""
+        records, compact, removed = await self._injected_state()
+        return diagnose(records, compact, removed, self.warn_bytes, self.clock.now())
 
     async def aclose(self) -> None:
         """Release the storage."""
         await self.storage.aclose()
+
+    async def _injected_state(self) -> tuple[list[Record], Compact | None, list[str]]:
+        records = await self.storage.list_records()
+        compact = await self.storage.get_compact()
+        removed = [] if compact is None else await self.storage.removed_since(compact.watermark)
+        return records, compact, removed
+
+    async def _llm_candidate(self, records: list[Record]) -> tuple[Compact, list[Record]]:
+        if self.summarizer is None:
+            raise LLMUnavailable("no summarizer is configured")
+        answer = await self.summarizer.summarize(compaction.summary_prompt(records))
+        if not answer.strip():
+            raise LLMUnavailable("the model returned an empty answer")
+        summary, omitted = compaction.repaired(answer, records)
+        compact = self._new_compact(records, summary, self.summarizer.name, self.summarizer.model)
+        return compact, omitted
+
+    def _new_compact(
+        self, records: list[Record], summary: str, generator: str, model: str | None
+    ) -> Compact:
+        return compaction.new_compact(
+            records,
+            summary,
+            generator=generator,
+            model=model,
+            generated_at=self.clock.now(),
+            generated_by=self.identity.actor,
+        )
 
     async def _write(self, content: RecordContent, if_revision: int | None) -> Record:
         return await self.storage.save_record(

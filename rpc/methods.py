@@ -10,11 +10,13 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from lazy_memory.engine.context import Role
+from lazy_memory.engine.compaction import CompactOutcome, Mode
+from lazy_memory.engine.context import LaunchContext, Role
+from lazy_memory.engine.doctor import Diagnosis
 from lazy_memory.engine.records import HistoryEntry, Record, RecordType
-from lazy_memory.engine.service import MemoryService
+from lazy_memory.engine.service import CompactStatus, MemoryService
 
 TargetT = TypeVar("TargetT")
 ParamsT = TypeVar("ParamsT", bound="Params")
@@ -25,6 +27,10 @@ class Params(BaseModel):
     """Base of every method's params: unknown keys are an error, not silently ignored."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class NoParams(Params):
+    """A method that takes nothing."""
 
 
 class RecallParams(Params):
@@ -83,12 +89,26 @@ class HistoryResult(BaseModel):
     entries: list[HistoryEntry]
 
 
-class ContextResult(BaseModel):
-    """The rendered memory section and its size in UTF-8 bytes."""
+class CompactParams(Params):
+    """`lazy/memory/compact`: generate a compact (mode), or show or clear the current one."""
 
-    role: Role
-    text: str
-    bytes: int
+    mode: Mode = Mode.AUTO
+    show: bool = False
+    clear: bool = False
+
+    @model_validator(mode="after")
+    def _one_action(self) -> CompactParams:
+        if self.show and self.clear:
+            raise ValueError("show and clear are two different requests: send one of them")
+        return self
+
+
+class CompactResult(BaseModel):
+    """What was generated (`outcome`), what the slot holds (`status`), or `cleared`."""
+
+    outcome: CompactOutcome | None = None
+    status: CompactStatus | None = None
+    cleared: bool | None = None
 
 
 @dataclass(frozen=True)
@@ -137,9 +157,20 @@ async def _history(service: MemoryService, params: HistoryParams) -> HistoryResu
     return HistoryResult(entries=await service.history(params.name))
 
 
-async def _context(service: MemoryService, params: ContextParams) -> ContextResult:
-    text = await service.context(params.role)
-    return ContextResult(role=params.role, text=text, bytes=len(text.encode("utf-8")))
+async def _context(service: MemoryService, params: ContextParams) -> LaunchContext:
+    return await service.context(params.role)
+
+
+async def _compact(service: MemoryService, params: CompactParams) -> CompactResult:
+    if params.show:
+        return CompactResult(status=await service.compact_status())
+    if params.clear:
+        return CompactResult(cleared=await service.clear_compact())
+    return CompactResult(outcome=await service.compact(params.mode))
+
+
+async def _doctor(service: MemoryService, _: NoParams) -> Diagnosis:
+    return await service.doctor()
 
 
 METHODS: dict[str, Method[MemoryService, Any, Any]] = {
@@ -149,7 +180,9 @@ METHODS: dict[str, Method[MemoryService, Any, Any]] = {
         Method("lazy/memory/save", SaveParams, Record, _save),
         Method("lazy/memory/rm", NameParams, HistoryEntry, _remove),
         Method("lazy/memory/history", HistoryParams, HistoryResult, _history),
-        Method("lazy/memory/context", ContextParams, ContextResult, _context),
+        Method("lazy/memory/context", ContextParams, LaunchContext, _context),
+        Method("lazy/memory/compact", CompactParams, CompactResult, _compact),
+        Method("lazy/doctor", NoParams, Diagnosis, _doctor),
     )
 }
 """Every custom method the engine answers, by name."""

@@ -30,7 +30,7 @@ from pygls.protocol.language_server import lsp_method
 
 from lazy_memory.engine.errors import LazyMemoryError, PermissionDenied
 from lazy_memory.engine.identity import Identity
-from lazy_memory.engine.ports import Clock, Storage
+from lazy_memory.engine.ports import Storage
 from lazy_memory.engine.service import MemoryService
 from lazy_memory.rpc.framing import FramingError, Reader, frame, read_messages
 from lazy_memory.rpc.methods import METHODS, Method
@@ -62,7 +62,7 @@ class Session:
     """What every connection of one engine process shares."""
 
     storage: Storage
-    clock: Clock
+    new_service: Callable[[Identity], MemoryService]
     authenticate: Authenticator
     version: str = "0"
 
@@ -156,7 +156,7 @@ def build_server(session: Session) -> EngineServer:
             server.closed.set()
             raise rpc_error(error) from None
         server.grant = grant
-        server.service = MemoryService(session.storage, grant.identity, session.clock)
+        server.service = session.new_service(grant.identity)
 
     methods: list[Method[Any, Any, Any]] = [*METHODS.values(), *STORAGE_METHODS.values()]
     for method in methods:

@@ -20,11 +20,7 @@ from lazy_memory.engine.records import (
     Record,
     RecordContent,
 )
-from lazy_memory.rpc.methods import HistoryParams, Method, NameParams, Params
-
-
-class NoParams(Params):
-    """A method that takes nothing."""
+from lazy_memory.rpc.methods import HistoryParams, Method, NameParams, NoParams, Params
 
 
 class SaveRecordParams(Params):
@@ -51,7 +47,7 @@ class WatermarkParams(Params):
     watermark: Watermark
 
 
-class CompactParams(Params):
+class PutCompactParams(Params):
     """`lazy/storage/put_compact`: the compact to store."""
 
     compact: Compact
@@ -85,7 +81,7 @@ class NamesResult(BaseModel):
     names: list[str]
 
 
-class CompactResult(BaseModel):
+class CompactSlotResult(BaseModel):
     """The compact slot's content, absent when the slot is empty."""
 
     compact: Compact | None = None
@@ -125,11 +121,11 @@ async def _removed_since(storage: Storage, params: WatermarkParams) -> NamesResu
     return NamesResult(names=await storage.removed_since(params.watermark))
 
 
-async def _get_compact(storage: Storage, _: NoParams) -> CompactResult:
-    return CompactResult(compact=await storage.get_compact())
+async def _get_compact(storage: Storage, _: NoParams) -> CompactSlotResult:
+    return CompactSlotResult(compact=await storage.get_compact())
 
 
-async def _put_compact(storage: Storage, params: CompactParams) -> Done:
+async def _put_compact(storage: Storage, params: PutCompactParams) -> Done:
     await storage.put_compact(params.compact)
     return Done()
 
@@ -149,8 +145,8 @@ STORAGE_METHODS: dict[str, Method[Storage, Any, Any]] = {
         Method("lazy/storage/history", HistoryParams, EntriesResult, _history),
         Method("lazy/storage/live_revisions", NoParams, RevisionsResult, _live_revisions),
         Method("lazy/storage/removed_since", WatermarkParams, NamesResult, _removed_since),
-        Method("lazy/storage/get_compact", NoParams, CompactResult, _get_compact),
-        Method("lazy/storage/put_compact", CompactParams, Done, _put_compact),
+        Method("lazy/storage/get_compact", NoParams, CompactSlotResult, _get_compact),
+        Method("lazy/storage/put_compact", PutCompactParams, Done, _put_compact),
         Method("lazy/storage/clear_compact", NoParams, Done, _clear_compact),
     )
 }

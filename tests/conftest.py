@@ -6,6 +6,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.fake_anthropic import fake_anthropic, no_real_anthropic  # noqa: F401
+
 _ISOLATED_VARIABLES = (
     "LAZY_DATA",
     "LAZY_STORAGE",
@@ -14,6 +16,8 @@ _ISOLATED_VARIABLES = (
     "LAZY_PG_DSN",
     "LAZY_REMOTE",
     "LAZY_TOKEN",
+    "LAZY_TLS_CA",
+    "LAZY_OFFLINE",
 )
 
 

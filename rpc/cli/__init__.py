@@ -21,7 +21,7 @@ from lazy_memory.engine.errors import (
     PermissionDenied,
     StorageUnavailable,
 )
-from lazy_memory.rpc.cli import engine, mcp, memory
+from lazy_memory.rpc.cli import doctor, engine, mcp, memory
 from lazy_memory.rpc.cli.common import UsageError
 
 EXIT_STATUSES: dict[type[LazyMemoryError], int] = {
@@ -52,6 +52,7 @@ def build_parser() -> argparse.ArgumentParser:
     memory.add_commands(commands)
     mcp.add_commands(commands)
     engine.add_commands(commands)
+    doctor.add_commands(commands)
     return parser
 
 

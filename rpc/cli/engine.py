@@ -70,8 +70,7 @@ def add_commands(commands: Any) -> None:
 
 async def run_engine(arguments: argparse.Namespace) -> int:
     """Serve one client on stdio, or many with --listen; pygls is imported only on this path."""
-    from lazy_memory.adapters import open_storage
-    from lazy_memory.adapters.clock import SystemClock
+    from lazy_memory.adapters import open_storage, service_factory
     from lazy_memory.rpc.logs import configure_logging
     from lazy_memory.rpc.server import Session
 
@@ -80,9 +79,10 @@ async def run_engine(arguments: argparse.Namespace) -> int:
     # Everything checkable is checked before the store is opened (or created).
     serve = _daemon(arguments, settings) if arguments.listen else _stdio(arguments, settings)
     storage = await open_storage(settings)
+    new_service = service_factory(settings, storage)
     try:
         return await serve(
-            lambda authenticate: Session(storage, SystemClock(), authenticate, _version())
+            lambda authenticate: Session(storage, new_service, authenticate, _version())
         )
     finally:
         await storage.aclose()

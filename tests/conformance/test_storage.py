@@ -221,6 +221,7 @@ async def test_compact_slot_is_overwritten_and_cleared_without_history(storage: 
         summary="- deploy-steps: how we deploy",
         generator="mechanical",
         generated_at=T0,
+        generated_by=ALICE,
         watermark={"deploy-steps": 1},
     )
     second = first.model_copy(update={"summary": "shorter", "generator": "llm", "model": "m"})

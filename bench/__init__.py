@@ -1,0 +1,1 @@
+"""The benchmark suite: a realistic store generator and the measurements built on it."""

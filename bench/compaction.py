@@ -1,0 +1,116 @@
+"""What the mechanical compact saves: injected memory-section bytes with and without it.
+
+Run from the repository root: `python -m bench.compaction [--sizes 10 60 500 5000]
+[--seed 0] [--json PATH]`. Each size gets a fresh temporary SQLite store filled with the
+realistic corpus; the section is measured exactly as the never-grow rule measures it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import tempfile
+from dataclasses import asdict, dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+from bench.corpus import CORPUS_ACTOR, fill_store
+from lazy_memory.adapters import open_storage
+from lazy_memory.adapters.config import Settings
+from lazy_memory.engine.compaction import (
+    MECHANICAL,
+    mechanical_summary,
+    new_compact,
+    shrinks,
+    sizes,
+)
+
+DEFAULT_SIZES = (10, 60, 500, 5_000)
+_COLUMNS = ("records", "plain bytes", "compact bytes", "saved bytes", "saved %", "never-grow")
+
+
+@dataclass(frozen=True)
+class Measurement:
+    """The section's size for one store, without a compact and with the mechanical one."""
+
+    records: int
+    bytes_without: int
+    bytes_with: int
+    rejected: bool
+
+    @property
+    def saved_bytes(self) -> int:
+        """Bytes the compact removes from the section (negative if it adds some)."""
+        return self.bytes_without - self.bytes_with
+
+    @property
+    def saved_percent(self) -> float:
+        """The saving as a percentage of the section without a compact."""
+        return 100 * self.saved_bytes / self.bytes_without
+
+
+async def measure(count: int, seed: int) -> Measurement:
+    """Fill a temporary SQLite store with count records and measure both sections."""
+    with tempfile.TemporaryDirectory(prefix="lazy-bench-") as directory:
+        root = Path(directory)
+        storage = await open_storage(Settings(root=root, data_dir=root))
+        try:
+            await fill_store(storage, count, seed)
+            records = await storage.list_records()
+        finally:
+            await storage.aclose()
+    candidate = new_compact(
+        records,
+        mechanical_summary(records),
+        generator=MECHANICAL,
+        model=None,
+        generated_at=datetime.now(UTC),
+        generated_by=CORPUS_ACTOR,
+    )
+    bytes_without, bytes_with = sizes(records, candidate)
+    return Measurement(count, bytes_without, bytes_with, rejected=not shrinks(records, candidate))
+
+
+def render_table(measurements: list[Measurement]) -> str:
+    """The measurements as a plain, right-aligned text table."""
+    rows = [_COLUMNS] + [
+        (
+            str(m.records),
+            str(m.bytes_without),
+            str(m.bytes_with),
+            str(m.saved_bytes),
+            f"{m.saved_percent:.1f}",
+            "rejected" if m.rejected else "accepted",
+        )
+        for m in measurements
+    ]
+    widths = [max(len(row[column]) for row in rows) for column in range(len(_COLUMNS))]
+    return "\n".join(
+        "  ".join(cell.rjust(width) for cell, width in zip(row, widths, strict=True))
+        for row in rows
+    )
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Measure every requested size, print the table, and write JSON if asked."""
+    parser = argparse.ArgumentParser(prog="python -m bench.compaction", description=__doc__)
+    parser.add_argument("--sizes", type=int, nargs="+", default=DEFAULT_SIZES, metavar="N")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--json", type=Path, metavar="PATH", help="also write the numbers here")
+    arguments = parser.parse_args(argv)
+    measurements = [asyncio.run(measure(count, arguments.seed)) for count in arguments.sizes]
+    print(render_table(measurements))
+    if arguments.json:
+        numbers = [
+            {**asdict(m), "saved_bytes": m.saved_bytes, "saved_percent": m.saved_percent}
+            for m in measurements
+        ]
+        arguments.json.write_text(
+            json.dumps({"seed": arguments.seed, "measurements": numbers}, indent=2) + "\n",
+            encoding="utf-8",
+        )
+
+
+if __name__ == "__main__":
+    main()

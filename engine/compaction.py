@@ -1,0 +1,140 @@
+"""Compaction (ARCHITECTURE.md §5): generating a compact and the never-grow rule.
+
+A compact is derived from the records and from nothing else: every generation reads the
+records, never the previous compact. Its generators are the mechanical one (grouped by
+type, every name and description kept: lossless) and a language model, whose summary is
+repaired by appending, verbatim, every record it failed to name. A candidate is accepted
+only if the assembled section with it is smaller than the section without any compact.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime
+from enum import StrEnum
+
+from pydantic import BaseModel
+
+from lazy_memory.engine.compact import Compact
+from lazy_memory.engine.context import COMPACT_PREAMBLE, assemble, size_of
+from lazy_memory.engine.errors import CompactRejected
+from lazy_memory.engine.index import collapse_whitespace, index_line
+from lazy_memory.engine.records import Actor, Record, RecordType
+
+MECHANICAL = "mechanical"
+NOT_COVERED = "## Not covered by the summary above"
+WHAT_HELPS = (
+    "What helps instead: remove stale records (`lazy memory rm`), shorten long descriptions, "
+    "or raise [memory] warn_bytes if this size is acceptable."
+)
+
+
+class Mode(StrEnum):
+    """Which generator `lazy memory compact` uses."""
+
+    AUTO = "auto"
+    MECHANICAL = "mechanical"
+    LLM = "llm"
+
+
+class CompactOutcome(BaseModel):
+    """What a successful compaction wrote, and how it got there."""
+
+    compact: Compact
+    record_count: int
+    bytes_without: int
+    bytes_with: int
+    fallback_reason: str | None = None
+    omitted: list[str] = []
+
+
+def mechanical_summary(records: list[Record]) -> str:
+    """Every record under a heading for its type: `- name: description`, verbatim."""
+    sections = []
+    for record_type in RecordType:
+        group = [record for record in records if record.type is record_type]
+        if group:
+            lines = [f"- {r.name}: {collapse_whitespace(r.description)}" for r in group]
+            sections.append("\n".join([f"## {record_type.value}", *lines]))
+    return "\n\n".join(sections)
+
+
+def summary_prompt(records: list[Record]) -> str:
+    """The model's instructions and the index it is to summarize."""
+    index = "\n".join(index_line(record) for record in records)
+    return (
+        "You are compacting the memory index of a software project. Coding agents read this "
+        "index at the start of every session to learn what earlier sessions saved; each "
+        "line is one record: `- name (type): description`.\n\n"
+        "Write a shorter index that keeps all of its knowledge:\n"
+        "- group the records into a few themes, and merge records whose knowledge overlaps "
+        "into one line that names each of them;\n"
+        "- you MUST mention every record name exactly as written, because agents fetch a "
+        "record's body by its name; never drop, rename or abbreviate a name;\n"
+        "- keep facts, commands and constraints precise; drop filler words;\n"
+        "- answer with the summary only, as markdown, with no preamble and no closing remark; "
+        "it must be shorter than the index below.\n\n"
+        f"The index ({len(records)} records):\n{index}\n"
+    )
+
+
+def omitted_names(summary: str, records: list[Record]) -> list[Record]:
+    """The records whose name the summary never mentions as a whole word."""
+    return [record for record in records if not _mentions(summary, record.name)]
+
+
+def repaired(summary: str, records: list[Record]) -> tuple[str, list[Record]]:
+    """The summary with every record it omitted appended as its index line, and those records."""
+    omitted = omitted_names(summary, records)
+    if not omitted:
+        return summary.strip(), []
+    lines = [index_line(record) for record in omitted]
+    return "\n".join([summary.strip(), "", NOT_COVERED, *lines]), omitted
+
+
+def new_compact(
+    records: list[Record],
+    summary: str,
+    *,
+    generator: str,
+    model: str | None,
+    generated_at: datetime,
+    generated_by: Actor,
+) -> Compact:
+    """A compact of summary, whose watermark is exactly the records it was made from."""
+    return Compact(
+        preamble=COMPACT_PREAMBLE,
+        summary=summary,
+        generator=generator,
+        model=model,
+        generated_at=generated_at,
+        generated_by=generated_by,
+        watermark={record.name: record.revision for record in records},
+    )
+
+
+def sizes(records: list[Record], candidate: Compact) -> tuple[int, int]:
+    """Bytes of the section without any compact, and with the candidate (nothing newer)."""
+    return size_of(assemble(records, None, [])), size_of(assemble(records, candidate, []))
+
+
+def shrinks(records: list[Record], candidate: Compact) -> bool:
+    """True if the assembled section with the candidate is strictly smaller than without."""
+    without, with_candidate = sizes(records, candidate)
+    return with_candidate < without
+
+
+def reject(records: list[Record], candidate: Compact, *, kept_old: bool) -> CompactRejected:
+    """The error for a candidate that does not shrink the section, with both sizes."""
+    without, with_candidate = sizes(records, candidate)
+    kept = "the previous compact is kept and still injected" if kept_old else "no compact"
+    return CompactRejected(
+        f"the {candidate.generator} compact would not shrink the injected memory section "
+        f"({with_candidate} bytes with it, {without} bytes without): nothing was written "
+        f"and {kept}. {WHAT_HELPS}"
+    )
+
+
+def _mentions(text: str, name: str) -> bool:
+    # A name is mentioned only as a whole token: "api" inside "api-gateway" does not count.
+    return re.search(rf"(?<![\w.-]){re.escape(name)}(?![\w-]|\.\w)", text) is not None

@@ -1,0 +1,160 @@
+"""`lazy memory context` and `lazy memory compact`: what launches inject, and compacting it."""
+
+from __future__ import annotations
+
+import argparse
+from datetime import UTC, datetime
+from typing import Any
+
+from lazy_memory.engine.compaction import CompactOutcome, Mode
+from lazy_memory.engine.index import index_line
+from lazy_memory.engine.service import CompactPlan, CompactStatus
+from lazy_memory.rpc.cli.common import cli_service, print_json
+
+
+def add_commands(subcommands: Any, parent: argparse.ArgumentParser) -> None:
+    """Add `context` and `compact` under `lazy memory`."""
+    context = subcommands.add_parser(
+        "context",
+        parents=[parent],
+        help="print the memory section a launch injects",
+        description="Print the memory section injected into a builder's or an agent's launch. "
+        "--json adds its size in bytes and the advisory threshold.",
+    )
+    context.add_argument("--role", choices=["builder", "agent"], default="builder")
+    context.set_defaults(run=show_context)
+
+    compact = subcommands.add_parser(
+        "compact",
+        parents=[parent],
+        help="summarize the index so launches inject less",
+        description="Generate a compact of the index: a model's summary (falling back to the "
+        "mechanical one on any failure), or with --mechanical the lossless grouping by type. "
+        "A compact that would not make the injected section smaller is rejected.",
+    )
+    action = compact.add_mutually_exclusive_group()
+    action.add_argument(
+        "--mechanical",
+        dest="mode",
+        action="store_const",
+        const=Mode.MECHANICAL,
+        help="group by type, every name and description kept; no model call",
+    )
+    action.add_argument(
+        "--llm",
+        dest="mode",
+        action="store_const",
+        const=Mode.LLM,
+        help="the model's summary only: fail instead of falling back",
+    )
+    action.add_argument("--show", action="store_true", help="show the compact and what is newer")
+    action.add_argument("--clear", action="store_true", help="remove the compact")
+    compact.set_defaults(run=compact_index, mode=Mode.AUTO)
+
+
+async def show_context(arguments: argparse.Namespace) -> int:
+    """Print the section a launch of the given role would get."""
+    async with cli_service() as service:
+        context = await service.context(arguments.role)
+    if arguments.json:
+        print_json(context.model_dump(mode="json"))
+    else:
+        print(context.text, end="")
+    return 0
+
+
+async def compact_index(arguments: argparse.Namespace) -> int:
+    """Generate, show or clear the compact."""
+    async with cli_service() as service:
+        if arguments.show:
+            status = await service.compact_status()
+            if arguments.json:
+                print_json(status.model_dump(mode="json"))
+            else:
+                _print_status(status)
+            return 0
+        if arguments.clear:
+            cleared = await service.clear_compact()
+            if arguments.json:
+                print_json({"cleared": cleared})
+            else:
+                print("Cleared the compact." if cleared else "There was no compact to clear.")
+            return 0
+        plan = await service.compact_plan(arguments.mode)
+        if not arguments.json:
+            print(_plan_line(plan), flush=True)
+        outcome = await service.compact(arguments.mode)
+    if arguments.json:
+        print_json(outcome.model_dump(mode="json"))
+    else:
+        _print_outcome(outcome)
+    return 0
+
+
+def _plan_line(plan: CompactPlan) -> str:
+    last = (
+        "there is no compact yet"
+        if plan.last_generated_at is None
+        else f"the last compact was generated {_when(plan.last_generated_at)}"
+    )
+    if plan.generator == "mechanical":
+        how = "the mechanical generator (no model call)"
+    else:
+        how = f"{plan.generator} ({plan.model})"
+        if plan.mode is Mode.AUTO:
+            how += ", falling back to the mechanical generator if that fails"
+    return f"Compacting {plan.record_count} records with {how}; {last}."
+
+
+def _print_outcome(outcome: CompactOutcome) -> None:
+    if outcome.fallback_reason:
+        print(f"Used the mechanical generator instead: {outcome.fallback_reason}.")
+    if outcome.omitted:
+        print(
+            f"The summary left out {len(outcome.omitted)} record name(s); they were appended "
+            f"verbatim as index lines: {', '.join(outcome.omitted)}"
+        )
+    compact = outcome.compact
+    saved = outcome.bytes_without - outcome.bytes_with
+    print(
+        f"Wrote a {compact.generator} compact of {outcome.record_count} records: launches "
+        f"inject {outcome.bytes_with:,} bytes instead of {outcome.bytes_without:,} "
+        f"({saved * 100 // outcome.bytes_without}% smaller)."
+    )
+
+
+def _print_status(status: CompactStatus) -> None:
+    compact = status.compact
+    if compact is None:
+        print(
+            f"There is no compact: launches get the plain index ({status.bytes_without:,} "
+            "bytes). `lazy memory compact` writes one."
+        )
+        return
+    model = f" ({compact.model})" if compact.model else ""
+    print(
+        f"Compact generated {_when(compact.generated_at)} by {compact.generated_by} with "
+        f"{compact.generator}{model}."
+    )
+    print(
+        f"It covers {status.covered} records. Launches inject {status.bytes_with:,} bytes "
+        f"with it, {status.bytes_without:,} without."
+    )
+    print()
+    print(compact.summary.rstrip("\n"))
+    print()
+    if not status.written_since and not status.removed_since:
+        print("Nothing is outstanding: every record is covered at its current revision.")
+        return
+    if status.written_since:
+        print(f"Written or updated since the compact ({len(status.written_since)}):")
+        for record in status.written_since:
+            print(index_line(record))
+    if status.removed_since:
+        print(f"Removed since the compact ({len(status.removed_since)}):")
+        for name in status.removed_since:
+            print(f"- {name}")
+
+
+def _when(moment: datetime) -> str:
+    return moment.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
