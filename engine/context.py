@@ -100,7 +100,7 @@ def launch_context(
     text = assemble(records, compact, removed)
     size = size_of(text)
     over = size > warn_bytes
-    if over and role is Role.BUILDER:
+    if over and role == Role.BUILDER:
         text += DOCTOR_POINTER + "\n"
     return LaunchContext(
         role=role,

@@ -171,6 +171,8 @@ class MemoryService:
     async def compact_plan(self, mode: Mode) -> CompactPlan:
         """What a compaction in mode would do, to show the user before any model call."""
         records = await self.storage.list_records()
+        if not records:
+            raise CompactRejected("there are no records to compact")
         current = await self.storage.get_compact()
         if mode is Mode.MECHANICAL or self.summarizer is None:
             generator, model = compaction.MECHANICAL, None

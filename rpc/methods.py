@@ -10,7 +10,14 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    model_serializer,
+    model_validator,
+)
 
 from lazy_memory.engine.compaction import CompactOutcome, Mode
 from lazy_memory.engine.context import LaunchContext, Role
@@ -76,7 +83,16 @@ class IndexEntry(BaseModel):
     revision: int
 
 
-class RecallResult(BaseModel):
+class OneOf(BaseModel):
+    """A result with alternative shapes: only the field that was given goes on the wire."""
+
+    @model_serializer(mode="wrap")
+    def _given_only(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        dumped: dict[str, Any] = handler(self)
+        return {key: value for key, value in dumped.items() if value is not None}
+
+
+class RecallResult(OneOf):
     """The index (`records`) when no name was given, else the one `record`."""
 
     records: list[IndexEntry] | None = None
@@ -103,7 +119,7 @@ class CompactParams(Params):
         return self
 
 
-class CompactResult(BaseModel):
+class CompactResult(OneOf):
     """What was generated (`outcome`), what the slot holds (`status`), or `cleared`."""
 
     outcome: CompactOutcome | None = None
@@ -127,7 +143,7 @@ class Method(Generic[TargetT, ParamsT, ResultT]):
     async def __call__(self, target: TargetT, raw: Any) -> dict[str, Any]:
         """Validate raw params, make the call, and return the result as plain JSON."""
         result = await self.call(target, self.params.model_validate({} if raw is None else raw))
-        return result.model_dump(mode="json", exclude_none=True)
+        return result.model_dump(mode="json")
 
 
 async def _recall(service: MemoryService, params: RecallParams) -> RecallResult:

@@ -7,6 +7,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from lazy_memory.engine.compaction import CompactOutcome, Mode
+from lazy_memory.engine.context import Role
 from lazy_memory.engine.index import index_line
 from lazy_memory.engine.service import CompactPlan, CompactStatus
 from lazy_memory.rpc.cli.common import cli_service, print_json
@@ -55,7 +56,7 @@ def add_commands(subcommands: Any, parent: argparse.ArgumentParser) -> None:
 async def show_context(arguments: argparse.Namespace) -> int:
     """Print the section a launch of the given role would get."""
     async with cli_service() as service:
-        context = await service.context(arguments.role)
+        context = await service.context(Role(arguments.role))
     if arguments.json:
         print_json(context.model_dump(mode="json"))
     else:
@@ -117,7 +118,7 @@ def _print_outcome(outcome: CompactOutcome) -> None:
     compact = outcome.compact
     saved = outcome.bytes_without - outcome.bytes_with
     print(
-        f"Wrote a {compact.generator} compact of {outcome.record_count} records: launches "
+        f"Wrote the {compact.generator} compact of {outcome.record_count} records: launches "
         f"inject {outcome.bytes_with:,} bytes instead of {outcome.bytes_without:,} "
         f"({saved * 100 // outcome.bytes_without}% smaller)."
     )

@@ -246,3 +246,33 @@ def test_record_commands_never_import_pygls(tmp_path: Path) -> None:
     imported = {line.split("|")[-1].strip() for line in finished.stderr.splitlines()}
     assert "lazy_memory.rpc.cli.memory" in imported
     assert not {name for name in imported if name.split(".")[0] in ("pygls", "lsprotocol")}
+
+
+async def test_compact_and_doctor_on_the_wire(engine: RawClient) -> None:
+    await engine.result("lazy/memory/save", SAVE)
+
+    rejected = await engine.request("lazy/memory/compact", {"mode": "mechanical"})
+    both = await engine.request("lazy/memory/compact", {"show": True, "clear": True})
+    shown = await engine.result("lazy/memory/compact", {"show": True})
+    cleared = await engine.result("lazy/memory/compact", {"clear": True})
+    diagnosis = await engine.result("lazy/doctor", {})
+
+    assert rejected["error"]["code"] == -32015
+    assert rejected["error"]["data"] == {"type": "CompactRejected"}
+    assert both["error"]["code"] == -32602
+    assert shown["status"]["compact"] is None
+    assert shown["status"]["bytes_without"] == shown["status"]["bytes_with"]
+    assert cleared == {"cleared": False}
+    assert diagnosis["remedy"] == "none"
+    assert diagnosis["record_count"] == 1
+
+
+async def test_an_agent_cannot_compact(start_engine: StartEngine) -> None:
+    agent = await start_engine(LAZY_TASK_ID="task-1")
+    await agent.initialize()
+
+    refused = await agent.request("lazy/memory/compact", {"mode": "mechanical"})
+    cleared = await agent.request("lazy/memory/compact", {"clear": True})
+
+    assert refused["error"]["code"] == -32013
+    assert cleared["error"]["code"] == -32013
