@@ -8,6 +8,7 @@ from lazy_memory.adapters.clock import SystemClock
 from lazy_memory.adapters.config import Settings
 from lazy_memory.engine.errors import InvalidConfig
 from lazy_memory.engine.identity import Identity
+from lazy_memory.engine.importing import HarnessScan
 from lazy_memory.engine.ports import Storage
 from lazy_memory.engine.service import MemoryService
 
@@ -41,11 +42,17 @@ def service_factory(settings: Settings, storage: Storage) -> Callable[[Identity]
     from lazy_memory.adapters.summarizers import open_summarizer
 
     summarizer = open_summarizer(settings)
+    harness = _HarnessOnDemand(settings)
     clock = SystemClock()
 
     def new_service(identity: Identity) -> MemoryService:
         return MemoryService(
-            storage, identity, clock, warn_bytes=settings.warn_bytes, summarizer=summarizer
+            storage,
+            identity,
+            clock,
+            warn_bytes=settings.warn_bytes,
+            summarizer=summarizer,
+            harness=harness,
         )
 
     return new_service
@@ -54,3 +61,16 @@ def service_factory(settings: Settings, storage: Storage) -> Callable[[Identity]
 async def open_service(settings: Settings, identity: Identity) -> MemoryService:
     """Build the MemoryService a client talks to, from configuration and a session identity."""
     return service_factory(settings, await open_storage(settings))(identity)
+
+
+class _HarnessOnDemand:
+    """The Claude Code memory reader, imported (with YAML) only when a scan is asked for."""
+
+    def __init__(self, settings: Settings) -> None:
+        self._settings = settings
+
+    async def scan(self) -> HarnessScan:
+        """Scan this project's harness memory directories."""
+        from lazy_memory.adapters.harness import ClaudeCodeMemory
+
+        return await ClaudeCodeMemory(self._settings.root, self._settings.data_dir).scan()

@@ -22,6 +22,7 @@ from lazy_memory.engine.records import (
     ActorKind,
     HistoryEntry,
     Operation,
+    Provenance,
     Record,
     RecordContent,
     RecordType,
@@ -29,9 +30,11 @@ from lazy_memory.engine.records import (
 )
 
 _BUSY_TIMEOUT_MS = 30_000
-_RECORD_COLUMNS = "name, type, description, body, revision, updated_at, actor_kind, actor_detail"
+_RECORD_COLUMNS = (
+    "name, type, description, body, revision, updated_at, actor_kind, actor_detail, provenance"
+)
 _HISTORY_COLUMNS = (
-    "name, type, description, body, revision, operation, at, actor_kind, actor_detail"
+    "name, type, description, body, revision, operation, at, actor_kind, actor_detail, provenance"
 )
 
 
@@ -281,14 +284,15 @@ async def _write_entry(
 ) -> None:
     """Make entry the name's current state and append it to the history."""
     at = entry.at.isoformat()
+    provenance = None if entry.provenance is None else entry.provenance.model_dump_json()
     await connection.execute(
         "INSERT INTO records (name, type, description, body, revision, deleted, updated_at, "
-        "actor_kind, actor_detail) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) "
+        "actor_kind, actor_detail, provenance) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
         "ON CONFLICT (name) DO UPDATE SET type = excluded.type, "
         "description = excluded.description, body = excluded.body, "
         "revision = excluded.revision, deleted = excluded.deleted, "
         "updated_at = excluded.updated_at, actor_kind = excluded.actor_kind, "
-        "actor_detail = excluded.actor_detail",
+        "actor_detail = excluded.actor_detail, provenance = excluded.provenance",
         (
             entry.name,
             entry.type.value,
@@ -299,10 +303,11 @@ async def _write_entry(
             at,
             entry.actor.kind.value,
             entry.actor.detail,
+            provenance,
         ),
     )
     await connection.execute(
-        f"INSERT INTO history ({_HISTORY_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        f"INSERT INTO history ({_HISTORY_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (
             entry.name,
             entry.type.value,
@@ -313,17 +318,19 @@ async def _write_entry(
             at,
             entry.actor.kind.value,
             entry.actor.detail,
+            provenance,
         ),
     )
 
 
 def _record(row: sqlite3.Row) -> Record:
-    name, type_, description, body, revision, updated_at, actor_kind, actor_detail = row
+    name, type_, description, body, revision, updated_at, actor_kind, actor_detail, origin = row
     return Record(
         name=name,
         type=RecordType(type_),
         description=description,
         body=body,
+        provenance=_provenance(origin),
         revision=revision,
         updated_at=datetime.fromisoformat(updated_at),
         updated_by=Actor(kind=ActorKind(actor_kind), detail=actor_detail),
@@ -331,14 +338,19 @@ def _record(row: sqlite3.Row) -> Record:
 
 
 def _history_entry(row: sqlite3.Row) -> HistoryEntry:
-    name, type_, description, body, revision, operation, at, actor_kind, actor_detail = row
+    name, type_, description, body, revision, operation, at, actor_kind, actor_detail, origin = row
     return HistoryEntry(
         name=name,
         type=RecordType(type_),
         description=description,
         body=body,
+        provenance=_provenance(origin),
         revision=revision,
         operation=Operation(operation),
         at=datetime.fromisoformat(at),
         actor=Actor(kind=ActorKind(actor_kind), detail=actor_detail),
     )
+
+
+def _provenance(stored: str | None) -> Provenance | None:
+    return None if stored is None else Provenance.model_validate_json(stored)

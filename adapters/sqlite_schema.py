@@ -42,4 +42,11 @@ MIGRATIONS: tuple[Migration, ...] = (
             "(slot INTEGER PRIMARY KEY CHECK (slot = 1), content TEXT NOT NULL)",
         ),
     ),
+    (
+        "0003_provenance",
+        (
+            "ALTER TABLE records ADD COLUMN provenance TEXT",
+            "ALTER TABLE history ADD COLUMN provenance TEXT",
+        ),
+    ),
 )

@@ -41,6 +41,7 @@ class Diagnosis(BaseModel):
     removed_since_compact: list[str] = []
     remedy: Remedy
     advice: str
+    importable: list[str] = []
 
 
 def diagnose(
@@ -49,6 +50,8 @@ def diagnose(
     removed: list[str],
     warn_bytes: int,
     now: datetime,
+    *,
+    importable: list[str] | None = None,
 ) -> Diagnosis:
     """Measure what a launch injects and decide what, if anything, would help."""
     size = size_of(assemble(records, compact, removed))
@@ -69,6 +72,7 @@ def diagnose(
         removed_since_compact=removed,
         remedy=remedy,
         advice=advice,
+        importable=importable or [],
     )
 
 

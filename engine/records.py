@@ -53,6 +53,17 @@ class Actor(BaseModel):
         return f"{self.kind}:{self.detail}"
 
 
+class Provenance(BaseModel):
+    """Where an imported record came from: kept with it, verbatim as found."""
+
+    model_config = ConfigDict(frozen=True)
+
+    source: str
+    session_id: str | None = None
+    modified: str | None = None
+    original_type: str | None = None
+
+
 class RecordContent(BaseModel):
     """What an author writes: a record without its bookkeeping."""
 
@@ -62,6 +73,7 @@ class RecordContent(BaseModel):
     type: RecordType
     description: str
     body: str
+    provenance: Provenance | None = None
 
 
 class Record(RecordContent):
@@ -138,13 +150,21 @@ def authored_content(name: str, type: str, description: str, body: str) -> Recor
     )
 
 
-def imported_content(name: str, type: RecordType, description: str, body: str) -> RecordContent:
+def imported_content(
+    name: str,
+    type: RecordType,
+    description: str,
+    body: str,
+    provenance: Provenance | None = None,
+) -> RecordContent:
     """Validate a record found in harness memory files: kept verbatim, whatever its length."""
     for field, value in (("name", name), ("description", description), ("body", body)):
         _check_text(field, value)
     if not name.strip() or _LINE_BREAKS.search(name):
         raise InvalidRecord(f"an imported record needs a one-line, non-empty name, not {name!r}")
-    return RecordContent(name=name, type=type, description=description, body=body)
+    return RecordContent(
+        name=name, type=type, description=description, body=body, provenance=provenance
+    )
 
 
 def history_entry(
@@ -156,6 +176,7 @@ def history_entry(
         type=content.type,
         description=content.description,
         body=content.body,
+        provenance=content.provenance,
         revision=revision,
         operation=operation,
         actor=actor,
@@ -170,6 +191,7 @@ def record_after(entry: HistoryEntry) -> Record:
         type=entry.type,
         description=entry.description,
         body=entry.body,
+        provenance=entry.provenance,
         revision=entry.revision,
         updated_at=entry.at,
         updated_by=entry.actor,

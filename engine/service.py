@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from datetime import datetime
 
 from pydantic import BaseModel
@@ -31,8 +32,17 @@ from lazy_memory.engine.errors import (
     PermissionDenied,
 )
 from lazy_memory.engine.identity import Identity
+from lazy_memory.engine.importing import HarnessReader, ImportPlan, plan_import
 from lazy_memory.engine.ports import Clock, Storage, Summarizer
-from lazy_memory.engine.records import HistoryEntry, Record, RecordContent, authored_content
+from lazy_memory.engine.records import (
+    Actor,
+    ActorKind,
+    HistoryEntry,
+    Operation,
+    Record,
+    RecordContent,
+    authored_content,
+)
 
 _MERGE_ATTEMPTS = 5
 DEFAULT_WARN_BYTES = 4096
@@ -47,6 +57,20 @@ class CompactPlan(BaseModel):
     last_generated_at: datetime | None
     generator: str
     model: str | None
+
+
+class ImportResult(BaseModel):
+    """An import's plan, and the names it wrote (none for a preview)."""
+
+    plan: ImportPlan
+    applied: bool
+    imported: list[str] = []
+
+
+ProgressCallback = Callable[[int, int], None]
+"""Told (done, total) as a long operation advances."""
+
+IMPORT_ACTOR = Actor(kind=ActorKind.SYSTEM, detail="harness-import")
 
 
 class CompactStatus(BaseModel):
@@ -71,12 +95,14 @@ class MemoryService:
         *,
         warn_bytes: int = DEFAULT_WARN_BYTES,
         summarizer: Summarizer | None = None,
+        harness: HarnessReader | None = None,
     ) -> None:
         self.storage = storage
         self.identity = identity
         self.clock = clock
         self.warn_bytes = warn_bytes
         self.summarizer = summarizer
+        self.harness = harness
         self._warned_over_threshold = False
 
     async def list_records(self) -> list[Record]:
@@ -254,13 +280,57 @@ class MemoryService:
         return existed
 
     async def doctor(self) -> Diagnosis:
-        """What a launch injects, how fresh the compact is, and the remedy if one is needed."""
+        """What a launch injects, how fresh the compact is, and the remedy if one is needed.
+
+        It also reports harness memory that has no record yet; it never writes.
+        """
         records, compact, removed = await self._injected_state()
-        return diagnose(records, compact, removed, self.warn_bytes, self.clock.now())
+        importable = [planned.content.name for planned in (await self._import_plan()).records]
+        return diagnose(
+            records, compact, removed, self.warn_bytes, self.clock.now(), importable=importable
+        )
+
+    async def import_memory(
+        self, *, apply: bool, progress: ProgressCallback | None = None
+    ) -> ImportResult:
+        """Preview, or apply, the import of the harness's memory files as system records.
+
+        A name the store has ever held (a removed one included) is left alone, and each
+        write is a create-only compare-and-swap, so a re-run or a concurrent save never
+        clobbers what a person wrote.
+        """
+        self._require_writer()
+        plan = await self._import_plan()
+        if not apply:
+            return ImportResult(plan=plan, applied=False)
+        imported = []
+        for done, planned in enumerate(plan.records, start=1):
+            try:
+                await self.storage.save_record(
+                    planned.content,
+                    actor=IMPORT_ACTOR,
+                    at=self.clock.now(),
+                    operation=Operation.IMPORT,
+                    if_revision=0,
+                )
+            except Conflict:
+                plan.already_present.append(planned.content.name)
+            else:
+                imported.append(planned.content.name)
+            if progress is not None:
+                progress(done, len(plan.records))
+        return ImportResult(plan=plan, applied=True, imported=imported)
 
     async def aclose(self) -> None:
         """Release the storage."""
         await self.storage.aclose()
+
+    async def _import_plan(self) -> ImportPlan:
+        if self.harness is None:
+            return ImportPlan()
+        scan = await self.harness.scan()
+        ever_written = {entry.name for entry in await self.storage.history()}
+        return plan_import(scan, ever_written)
 
     async def _injected_state(self) -> tuple[list[Record], Compact | None, list[str]]:
         records = await self.storage.list_records()

@@ -23,7 +23,7 @@ from lazy_memory.engine.compaction import CompactOutcome, Mode
 from lazy_memory.engine.context import LaunchContext, Role
 from lazy_memory.engine.doctor import Diagnosis
 from lazy_memory.engine.records import HistoryEntry, Record, RecordType
-from lazy_memory.engine.service import CompactStatus, MemoryService
+from lazy_memory.engine.service import CompactStatus, ImportResult, MemoryService
 
 TargetT = TypeVar("TargetT")
 ParamsT = TypeVar("ParamsT", bound="Params")
@@ -119,6 +119,12 @@ class CompactParams(Params):
         return self
 
 
+class ImportParams(Params):
+    """`lazy/memory/import`: preview the harness memory import, or apply it."""
+
+    apply: bool = False
+
+
 class CompactResult(OneOf):
     """What was generated (`outcome`), what the slot holds (`status`), or `cleared`."""
 
@@ -185,6 +191,10 @@ async def _compact(service: MemoryService, params: CompactParams) -> CompactResu
     return CompactResult(outcome=await service.compact(params.mode))
 
 
+async def _import(service: MemoryService, params: ImportParams) -> ImportResult:
+    return await service.import_memory(apply=params.apply)
+
+
 async def _doctor(service: MemoryService, _: NoParams) -> Diagnosis:
     return await service.doctor()
 
@@ -198,6 +208,7 @@ METHODS: dict[str, Method[MemoryService, Any, Any]] = {
         Method("lazy/memory/history", HistoryParams, HistoryResult, _history),
         Method("lazy/memory/context", ContextParams, LaunchContext, _context),
         Method("lazy/memory/compact", CompactParams, CompactResult, _compact),
+        Method("lazy/memory/import", ImportParams, ImportResult, _import),
         Method("lazy/doctor", NoParams, Diagnosis, _doctor),
     )
 }

@@ -21,7 +21,7 @@ from lazy_memory.engine.errors import (
     PermissionDenied,
     StorageUnavailable,
 )
-from lazy_memory.rpc.cli import doctor, engine, mcp, memory
+from lazy_memory.rpc.cli import doctor, engine, init, mcp, memory
 from lazy_memory.rpc.cli.common import UsageError
 
 EXIT_STATUSES: dict[type[LazyMemoryError], int] = {
@@ -53,6 +53,7 @@ def build_parser() -> argparse.ArgumentParser:
     mcp.add_commands(commands)
     engine.add_commands(commands)
     doctor.add_commands(commands)
+    init.add_commands(commands)
     return parser
 
 

@@ -6,7 +6,8 @@ import argparse
 from typing import Any
 
 from lazy_memory.engine.doctor import Diagnosis, Remedy
-from lazy_memory.rpc.cli.common import cli_service, common_flags, print_json
+from lazy_memory.rpc.cli.common import UsageError, cli_service, common_flags, print_json
+from lazy_memory.rpc.cli.importing import IMPORT_HINT, run_import
 
 EXIT_STATUSES = {Remedy.NONE: 0, Remedy.COMPACT: 10, Remedy.CURATE: 11}
 """doctor's exit status by remedy, for scripts: 0 nothing to do, 10 compact, 11 curate."""
@@ -22,12 +23,22 @@ def add_commands(commands: Any) -> None:
         "report how stale the compact is, and recommend what helps. Exit status: 0 nothing to "
         "do, 10 run `lazy memory compact`, 11 curate the records or raise warn_bytes.",
     )
+    doctor.add_argument(
+        "--import-memory",
+        action="store_true",
+        help="import the harness's own memory files (Claude Code's) as records: preview first",
+    )
+    doctor.add_argument("--yes", action="store_true", help="import without asking")
     doctor.set_defaults(run=run_doctor)
 
 
 async def run_doctor(arguments: argparse.Namespace) -> int:
-    """Diagnose the store and exit with the remedy's status."""
+    """Diagnose the store and exit with the remedy's status; or import harness memory."""
+    if arguments.yes and not arguments.import_memory:
+        raise UsageError("--yes goes with --import-memory")
     async with cli_service() as service:
+        if arguments.import_memory:
+            return await run_import(service, yes=arguments.yes, as_json=arguments.json)
         diagnosis = await service.doctor()
     if arguments.json:
         print_json(diagnosis.model_dump(mode="json"))
@@ -59,3 +70,10 @@ def _print(diagnosis: Diagnosis) -> None:
             f"(the plain index would be {diagnosis.bytes_without_compact:,} bytes)."
         )
     print(diagnosis.advice)
+    if diagnosis.importable:
+        count = len(diagnosis.importable)
+        print(
+            f"Harness memory: {count} record(s) in Claude Code's memory files have no lazy "
+            f"counterpart ({', '.join(diagnosis.importable[:5])}{', …' if count > 5 else ''}); "
+            f"{IMPORT_HINT}."
+        )

@@ -13,6 +13,7 @@ from lazy_memory.engine.records import (
     Actor,
     ActorKind,
     Operation,
+    Provenance,
     RecordContent,
     RecordType,
 )
@@ -143,6 +144,24 @@ async def test_imported_long_description_is_stored_verbatim(storage: Storage) ->
     assert record.description == description
     assert len(record.description) == 1000
     assert (await storage.history())[0].description == description
+
+
+async def test_provenance_is_kept_with_the_record_and_its_history(storage: Storage) -> None:
+    origin = Provenance(
+        source="/home/a/.claude/projects/-repo/memory/x.md",
+        session_id="0f3c",
+        modified="2026-01-02",
+        original_type="opinion",
+    )
+    imported = content().model_copy(update={"provenance": origin})
+
+    await storage.save_record(imported, actor=SYSTEM, at=T0, operation=Operation.IMPORT)
+    await storage.save_record(content(body="edited by a human"), actor=ALICE, at=T0)
+
+    first, second = await storage.history("deploy-steps")
+    assert first.provenance == origin
+    assert second.provenance is None
+    assert (await storage.get_record("deploy-steps")).provenance is None
 
 
 @pytest.mark.parametrize(

@@ -153,6 +153,7 @@ async def test_save_then_recall_the_index_and_one_record(connect: Connect) -> No
         "type",
         "description",
         "revision",
+        "provenance",
         "updated_by",
         "updated_at",
         "body",

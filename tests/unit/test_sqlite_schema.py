@@ -40,6 +40,7 @@ async def test_a_new_store_records_every_migration_and_has_the_schema(tmp_path: 
             "updated_at",
             "actor_kind",
             "actor_detail",
+            "provenance",
         ],
         "history": [
             "seq",
@@ -52,6 +53,7 @@ async def test_a_new_store_records_every_migration_and_has_the_schema(tmp_path: 
             "at",
             "actor_kind",
             "actor_detail",
+            "provenance",
         ],
         "compact": ["slot", "content"],
     }

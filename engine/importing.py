@@ -1,0 +1,138 @@
+"""The import planner: which harness memory files become records (ARCHITECTURE.md §6).
+
+The reader (an adapter) finds and parses the files; this module decides: one record per
+name (the newest file wins), names the store already has are left alone (so a re-run is a
+no-op and never clobbers a later human edit), content is kept verbatim, and a type outside
+the four becomes `project` with the original kept in the record's provenance.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Protocol
+
+from pydantic import BaseModel, ConfigDict
+
+from lazy_memory.engine.errors import InvalidRecord
+from lazy_memory.engine.records import (
+    DESCRIPTION_MAX_LENGTH,
+    Provenance,
+    RecordContent,
+    RecordType,
+    imported_content,
+)
+
+
+class HarnessMemory(BaseModel):
+    """One memory file as the reader found it: its fields verbatim, and where it lives."""
+
+    model_config = ConfigDict(frozen=True)
+
+    path: str
+    mtime: float
+    name: str
+    description: str
+    type: str | None = None
+    body: str
+    session_id: str | None = None
+    modified: str | None = None
+
+
+class SkippedFile(BaseModel):
+    """A file that gives no record, and why; or a file read with a caveat worth reporting."""
+
+    model_config = ConfigDict(frozen=True)
+
+    path: str
+    reason: str
+
+
+class HarnessScan(BaseModel):
+    """Everything the reader found: memories, files it skipped, and the folders it scanned."""
+
+    memories: list[HarnessMemory] = []
+    skipped: list[SkippedFile] = []
+    notes: list[SkippedFile] = []
+    directories: list[str] = []
+
+
+class HarnessReader(Protocol):
+    """Finds the harness's memory files for this project and parses them."""
+
+    async def scan(self) -> HarnessScan:
+        """Every memory file under the directories this project's harness memory lives in."""
+        ...
+
+
+class PlannedRecord(BaseModel):
+    """A record the import will write, and the file it comes from."""
+
+    content: RecordContent
+    source: str
+
+
+class ImportPlan(BaseModel):
+    """What an import would do (or did): records to write and everything left aside."""
+
+    records: list[PlannedRecord] = []
+    already_present: list[str] = []
+    superseded: list[SkippedFile] = []
+    skipped: list[SkippedFile] = []
+    notes: list[SkippedFile] = []
+    retyped: list[str] = []
+    long_descriptions: list[str] = []
+    directories: list[str] = []
+
+
+def plan_import(scan: HarnessScan, existing: Iterable[str]) -> ImportPlan:
+    """Decide what to import from scan into a store that already has the names in existing."""
+    known = set(existing)
+    newest: dict[str, HarnessMemory] = {}
+    superseded: list[SkippedFile] = []
+    for memory in sorted(scan.memories, key=lambda m: (m.mtime, m.path), reverse=True):
+        if memory.name in newest:
+            winner = newest[memory.name].path
+            superseded.append(SkippedFile(path=memory.path, reason=f"a newer copy: {winner}"))
+        else:
+            newest[memory.name] = memory
+    plan = ImportPlan(
+        superseded=superseded,
+        skipped=list(scan.skipped),
+        notes=list(scan.notes),
+        directories=list(scan.directories),
+    )
+    for name in sorted(newest):
+        memory = newest[name]
+        if name in known:
+            plan.already_present.append(name)
+            continue
+        record_type, original = _record_type(memory.type)
+        provenance = Provenance(
+            source=memory.path,
+            session_id=memory.session_id,
+            modified=memory.modified,
+            original_type=original,
+        )
+        try:
+            content = imported_content(
+                name, record_type, memory.description, memory.body, provenance
+            )
+        except InvalidRecord as error:
+            plan.skipped.append(SkippedFile(path=memory.path, reason=error.message))
+            continue
+        plan.records.append(PlannedRecord(content=content, source=memory.path))
+        if original is not None:
+            plan.retyped.append(name)
+        if len(memory.description) > DESCRIPTION_MAX_LENGTH:
+            plan.long_descriptions.append(name)
+    return plan
+
+
+def _record_type(found: str | None) -> tuple[RecordType, str | None]:
+    """The record type for a file's type field, and the original when it is not one of four."""
+    if found is None:
+        return RecordType.PROJECT, None
+    try:
+        return RecordType(found.strip().lower()), None
+    except ValueError:
+        return RecordType.PROJECT, found
