@@ -12,7 +12,7 @@ from lazy_memory.engine.importing import HarnessScan
 from lazy_memory.engine.ports import Storage
 from lazy_memory.engine.service import MemoryService
 
-BACKENDS = ("sqlite", "files", "remote")
+BACKENDS = ("sqlite", "files", "postgres", "remote")
 """Every storage backend by the name `[storage] backend` and LAZY_STORAGE use."""
 
 
@@ -26,6 +26,15 @@ async def open_storage(settings: Settings) -> Storage:
         from lazy_memory.adapters.files import FileStorage
 
         return await FileStorage.open(settings.data_dir)
+    if settings.backend == "postgres":
+        from lazy_memory.adapters.postgres import PostgresStorage
+
+        if settings.pg_dsn is None:
+            raise InvalidConfig(
+                "the postgres backend needs a DSN: set LAZY_PG_DSN or [storage] pg_dsn, "
+                "like postgresql://user@host:5432/database"
+            )
+        return await PostgresStorage.open(settings.pg_dsn, settings.project_key)
     if settings.backend == "remote":
         from lazy_memory.adapters.remote import RemoteStorage
 

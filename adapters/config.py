@@ -18,7 +18,7 @@ DEFAULT_COMPACT_MODEL = "claude-haiku-4-5"
 DEFAULT_COMPACT_TIMEOUT_SECONDS = 120.0
 
 _KNOWN_KEYS: dict[str, set[str]] = {
-    "storage": {"backend", "data_dir"},
+    "storage": {"backend", "data_dir", "pg_dsn", "project"},
     "memory": {"warn_bytes"},
     "remote": {"address", "ca_file"},
     "compact": {"model", "command", "timeout_seconds"},
@@ -38,11 +38,18 @@ class Settings:
     remote: str | None = None
     token: str | None = None
     tls_ca_file: Path | None = None
+    pg_dsn: str | None = None
+    project: str | None = None
     compact_model: str = DEFAULT_COMPACT_MODEL
     compact_command: str | None = None
     compact_timeout_seconds: float = DEFAULT_COMPACT_TIMEOUT_SECONDS
     offline: bool = False
     warnings: tuple[str, ...] = field(default=())
+
+    @property
+    def project_key(self) -> str:
+        """The key of this project's rows in a shared store; default: the root's name."""
+        return self.project or self.root.name
 
 
 def find_root(start: Path) -> Path:
@@ -78,6 +85,8 @@ def load_settings(cwd: Path | None = None, environ: Mapping[str, str] | None = N
         raise InvalidConfig(f"{root / CONFIG_FILE}: memory.warn_bytes must be a positive integer")
 
     remote_address = environ.get("LAZY_REMOTE") or remote.get("address")
+    pg_dsn = environ.get("LAZY_PG_DSN") or storage.get("pg_dsn")
+    project = environ.get("LAZY_PROJECT") or storage.get("project")
     ca_file = environ.get("LAZY_TLS_CA") or remote.get("ca_file")
 
     timeout = compact.get("timeout_seconds", DEFAULT_COMPACT_TIMEOUT_SECONDS)
@@ -94,6 +103,8 @@ def load_settings(cwd: Path | None = None, environ: Mapping[str, str] | None = N
         remote=None if remote_address is None else _string(remote_address, "remote.address"),
         token=environ.get("LAZY_TOKEN") or None,
         tls_ca_file=None if ca_file is None else root / _string(ca_file, "remote.ca_file"),
+        pg_dsn=None if pg_dsn is None else _string(pg_dsn, "storage.pg_dsn"),
+        project=None if project is None else _string(project, "storage.project"),
         compact_model=_string(compact.get("model", DEFAULT_COMPACT_MODEL), "compact.model"),
         compact_command=(
             None if "command" not in compact else _string(compact["command"], "compact.command")

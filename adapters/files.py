@@ -35,6 +35,7 @@ from lazy_memory.engine.records import (
     history_entry,
     record_after,
 )
+from lazy_memory.engine.search import SearchHit, SearchIndex, SearchQuery
 
 _MEMORIES = "memories.json"
 _HISTORY = "memory-history.json"
@@ -72,6 +73,9 @@ class FileStorage:
         self._compact = root / _COMPACT
         self._lock = root / _LOCK
         self._cache: dict[Path, tuple[_FileKey, Any]] = {}
+        # The search index of one parsed memories.json, held with it: the cache hands out
+        # the same state object until the file changes, so identity says the index is fresh.
+        self._search_index: tuple[_State, SearchIndex] | None = None
 
     @classmethod
     async def open(cls, root: Path) -> FileStorage:
@@ -146,6 +150,10 @@ class FileStorage:
         records = (await self._run(self._state)).records
         return sorted(name for name in watermark if name in records and records[name].deleted)
 
+    async def search(self, query: SearchQuery, limit: int) -> list[SearchHit]:
+        """The best limit live records for query, from an index rebuilt when the file changes."""
+        return await self._run(self._search, query, limit)
+
     async def get_compact(self) -> Compact | None:
         """The compact slot's content, or None when it is empty."""
         return await self._run(self._read, self._compact, Compact.model_validate)
@@ -161,6 +169,7 @@ class FileStorage:
     async def aclose(self) -> None:
         """Forget cached file contents; no lock or handle outlives an operation."""
         self._cache.clear()
+        self._search_index = None
 
     async def _run(self, func: Callable[_P, _T], *args: _P.args, **kwargs: _P.kwargs) -> _T:
         # The one boundary every operation crosses: off the event loop, errors translated.
@@ -215,6 +224,13 @@ class FileStorage:
 
     def _state(self) -> _State:
         return self._read(self._memories, _State.model_validate) or _State()
+
+    def _search(self, query: SearchQuery, limit: int) -> list[SearchHit]:
+        state = self._state()
+        if self._search_index is None or self._search_index[0] is not state:
+            live = [stored for stored in state.records.values() if not stored.deleted]
+            self._search_index = (state, SearchIndex(live))
+        return self._search_index[1].search(query, limit)
 
     def _read(self, path: Path, parse: Callable[[Any], _T], *, fresh: bool = False) -> _T | None:
         """The parsed file, None if absent; unchanged files come from the cache unless fresh."""

@@ -30,8 +30,9 @@ from lazy_memory.engine.errors import (
     error_for_code,
 )
 from lazy_memory.engine.records import Actor, HistoryEntry, Operation, Record, RecordContent
+from lazy_memory.engine.search import SearchHit, SearchQuery
 from lazy_memory.rpc.framing import FramingError, frame, read_messages
-from lazy_memory.rpc.methods import HistoryParams, NameParams, NoParams, Params
+from lazy_memory.rpc.methods import HistoryParams, NameParams, NoParams, Params, SearchResult
 from lazy_memory.rpc.storage_methods import (
     CompactSlotResult,
     Done,
@@ -42,6 +43,7 @@ from lazy_memory.rpc.storage_methods import (
     RemoveRecordParams,
     RevisionsResult,
     SaveRecordParams,
+    StorageSearchParams,
     WatermarkParams,
 )
 
@@ -188,6 +190,11 @@ class RemoteStorage:
         """Names in watermark that are tombstoned now."""
         params = WatermarkParams(watermark=dict(watermark))
         return (await self._call("removed_since", params, NamesResult)).names
+
+    async def search(self, query: SearchQuery, limit: int) -> list[SearchHit]:
+        """The best limit live records for query, as the daemon's store ranks them."""
+        params = StorageSearchParams(query=query, limit=limit)
+        return (await self._call("search", params, SearchResult)).hits
 
     async def get_compact(self) -> Compact | None:
         """The compact slot's content, if any."""

@@ -6,7 +6,7 @@ import asyncio
 import contextlib
 import os
 import sqlite3
-from collections.abc import AsyncIterator, Iterable, Mapping
+from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime
 from pathlib import Path
@@ -15,6 +15,7 @@ from typing import Any
 import aiosqlite
 
 from lazy_memory.adapters.sqlite_schema import MIGRATIONS
+from lazy_memory.adapters.sqlite_search import search_hit, search_statement
 from lazy_memory.engine.compact import Compact
 from lazy_memory.engine.errors import Conflict, NotFound, StorageUnavailable
 from lazy_memory.engine.records import (
@@ -28,6 +29,7 @@ from lazy_memory.engine.records import (
     RecordType,
     history_entry,
 )
+from lazy_memory.engine.search import SearchHit, SearchQuery
 
 _BUSY_TIMEOUT_MS = 30_000
 _RECORD_COLUMNS = (
@@ -151,6 +153,11 @@ class SqliteStorage:
         rows = await self._fetch("SELECT name FROM records WHERE deleted = 1 ORDER BY name")
         return [name for (name,) in rows if name in watermark]
 
+    async def search(self, query: SearchQuery, limit: int) -> list[SearchHit]:
+        """The best limit live records for query, ranked by FTS5's bm25, then by name."""
+        sql, parameters = search_statement(query, limit)
+        return [search_hit(row, query) for row in await self._fetch(sql, parameters)]
+
     async def get_compact(self) -> Compact | None:
         """The compact slot's content, if any."""
         rows = await self._fetch("SELECT content FROM compact WHERE slot = 1")
@@ -219,11 +226,13 @@ class SqliteStorage:
                     (name, datetime.now(UTC).isoformat()),
                 )
 
-    async def _fetch(self, sql: str, parameters: Iterable[Any] = ()) -> list[sqlite3.Row]:
+    async def _fetch(
+        self, sql: str, parameters: Sequence[Any] | Mapping[str, Any] = ()
+    ) -> list[sqlite3.Row]:
         async with (
             self._lock,
             self._translated(),
-            self._connection.execute(sql, tuple(parameters)) as cursor,
+            self._connection.execute(sql, parameters) as cursor,
         ):
             return list(await cursor.fetchall())
 

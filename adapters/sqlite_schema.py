@@ -1,6 +1,24 @@
-"""The SQLite schema as an ordered list of named migrations, recorded in the database."""
+"""The SQLite schema as an ordered list of named migrations, recorded in the database.
+
+Old migrations are never edited: a database that applied one keeps it, so every change to the
+schema is a new migration at the end.
+"""
 
 from __future__ import annotations
+
+_RECORD_COLUMNS = (
+    "name, type, description, body, revision, deleted, updated_at, actor_kind, actor_detail, "
+    "provenance"
+)
+_INDEX_NEW = (
+    "INSERT INTO records_fts (rowid, name, description, body) "
+    "SELECT new.id, new.name, new.description, new.body"
+)
+# An external-content index forgets a row only when told its exact old values.
+_UNINDEX_OLD = (
+    "INSERT INTO records_fts (records_fts, rowid, name, description, body) "
+    "SELECT 'delete', old.id, old.name, old.description, old.body"
+)
 
 Migration = tuple[str, tuple[str, ...]]
 """A migration: its name, recorded once applied, and the statements it runs."""
@@ -47,6 +65,54 @@ MIGRATIONS: tuple[Migration, ...] = (
         (
             "ALTER TABLE records ADD COLUMN provenance TEXT",
             "ALTER TABLE history ADD COLUMN provenance TEXT",
+        ),
+    ),
+    (
+        "0004_search",
+        (
+            # FTS5 keys its index by an integer that must never change, and VACUUM may
+            # renumber an implicit rowid: records is rebuilt around an INTEGER PRIMARY KEY.
+            """CREATE TABLE records_keyed (
+                id INTEGER PRIMARY KEY,
+                name TEXT NOT NULL UNIQUE,
+                type TEXT NOT NULL,
+                description TEXT NOT NULL,
+                body TEXT NOT NULL,
+                revision INTEGER NOT NULL,
+                deleted INTEGER NOT NULL DEFAULT 0,
+                updated_at TEXT NOT NULL,
+                actor_kind TEXT NOT NULL,
+                actor_detail TEXT NOT NULL,
+                provenance TEXT
+            )""",
+            f"INSERT INTO records_keyed ({_RECORD_COLUMNS}) "
+            f"SELECT {_RECORD_COLUMNS} FROM records ORDER BY rowid",
+            "DROP TABLE records",
+            "ALTER TABLE records_keyed RENAME TO records",
+            # The index covers live records only; as its content table, this view also keeps
+            # FTS5's own 'rebuild' and 'integrity-check' commands right.
+            "CREATE VIEW live_records AS "
+            "SELECT id, name, description, body FROM records WHERE deleted = 0",
+            # Tokens as engine/search.py makes them: letters and digits, case folded, accents
+            # kept (remove_diacritics 0), no stemming.
+            "CREATE VIRTUAL TABLE records_fts USING fts5(name, description, body, "
+            "content='live_records', content_rowid='id', "
+            "tokenize='unicode61 remove_diacritics 0')",
+            # Triggers keep the index in step inside the very transaction of each write.
+            "CREATE TRIGGER records_fts_after_insert AFTER INSERT ON records "
+            "WHEN new.deleted = 0 BEGIN "
+            f"{_INDEX_NEW}; "
+            "END",
+            "CREATE TRIGGER records_fts_after_update AFTER UPDATE ON records BEGIN "
+            f"{_UNINDEX_OLD} WHERE old.deleted = 0; "
+            f"{_INDEX_NEW} WHERE new.deleted = 0; "
+            "END",
+            "CREATE TRIGGER records_fts_after_delete AFTER DELETE ON records "
+            "WHEN old.deleted = 0 BEGIN "
+            f"{_UNINDEX_OLD}; "
+            "END",
+            "INSERT INTO records_fts (rowid, name, description, body) "
+            "SELECT id, name, description, body FROM live_records",
         ),
     ),
 )

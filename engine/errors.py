@@ -10,7 +10,8 @@ The tree::
     ├── StorageUnavailable       -32014  the store cannot be opened, read or written
     ├── CompactRejected          -32015  a compact candidate would not shrink the index
     ├── LLMUnavailable           -32016  the summarizer model could not be used
-    └── InvalidConfig            -32017  lazy.toml or a LAZY_* variable is malformed
+    ├── InvalidConfig            -32017  lazy.toml or a LAZY_* variable is malformed
+    └── InvalidQuery             -32018  a search query is malformed (says where)
 
 The codes start at -32010: LSP claims -32001 (UnknownErrorCode) and -32002
 (ServerNotInitialized) of the server-error range, and editors speak LSP to the engine.
@@ -78,6 +79,16 @@ class InvalidConfig(LazyMemoryError):
     """lazy.toml or a LAZY_* environment variable holds something that cannot be used."""
 
     code = -32017
+
+
+class InvalidQuery(LazyMemoryError):
+    """A search query cannot be parsed; the message names the offending term and its column."""
+
+    code = -32018
+
+    def __init__(self, message: str, *, column: int | None = None) -> None:
+        super().__init__(message)
+        self.column = column
 
 
 def error_for_code(code: int, message: str) -> LazyMemoryError | None:

@@ -1,13 +1,16 @@
-"""The ports the engine needs from the outside world: storage and a clock."""
+"""The ports the engine needs from the outside world: storage, its change feed, and a clock."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import datetime
-from typing import Protocol
+from typing import Protocol, runtime_checkable
+
+from pydantic import BaseModel, ConfigDict
 
 from lazy_memory.engine.compact import Compact
 from lazy_memory.engine.records import Actor, HistoryEntry, Operation, Record, RecordContent
+from lazy_memory.engine.search import SearchHit, SearchQuery
 
 
 class Storage(Protocol):
@@ -58,6 +61,15 @@ class Storage(Protocol):
         """Names in watermark that are tombstoned now, in name order."""
         ...
 
+    async def search(self, query: SearchQuery, limit: int) -> list[SearchHit]:
+        """The best limit live records for query, best first (ties by name).
+
+        Every backend finds the same records for a query: it tokenizes as engine/search.py
+        does (search.tokenize), matches() is the meaning of a match, and a match in the name
+        ranks above one in the description, which ranks above one in the body.
+        """
+        ...
+
     async def get_compact(self) -> Compact | None:
         """The compact slot's content, or None when it is empty."""
         ...
@@ -102,4 +114,37 @@ class Summarizer(Protocol):
 
     async def summarize(self, prompt: str) -> str:
         """The model's answer to prompt, as text."""
+        ...
+
+
+class Change(BaseModel):
+    """A write committed to the store: the name, its new revision, and what the write was."""
+
+    model_config = ConfigDict(frozen=True)
+
+    name: str
+    revision: int
+    operation: Operation
+
+
+ChangeListener = Callable[[Change], None]
+"""Told of each change as it is committed."""
+
+
+@runtime_checkable
+class ChangeFeed(Protocol):
+    """An optional capability of a Storage: hearing of writes as other processes commit them.
+
+    A backend shared by many processes (PostgreSQL) offers it so a running engine can tell
+    its clients, and drop what it cached, when a record changes elsewhere. Every committed
+    write is announced, this process's own included; writes committed while the feed is
+    disconnected are not, and it reconnects by itself.
+    """
+
+    async def subscribe(self, listener: ChangeListener) -> None:
+        """Call listener with every change committed from now on, until unsubscribed."""
+        ...
+
+    async def unsubscribe(self, listener: ChangeListener) -> None:
+        """Stop calling listener."""
         ...

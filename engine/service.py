@@ -25,6 +25,7 @@ from lazy_memory.engine.doctor import Diagnosis, diagnose
 from lazy_memory.engine.errors import (
     CompactRejected,
     Conflict,
+    InvalidQuery,
     InvalidRecord,
     LazyMemoryError,
     LLMUnavailable,
@@ -33,6 +34,7 @@ from lazy_memory.engine.errors import (
 )
 from lazy_memory.engine.identity import Identity
 from lazy_memory.engine.importing import HarnessReader, ImportPlan, plan_import
+from lazy_memory.engine.moving import MoveReport, move_store
 from lazy_memory.engine.ports import Clock, Storage, Summarizer
 from lazy_memory.engine.records import (
     Actor,
@@ -43,6 +45,7 @@ from lazy_memory.engine.records import (
     RecordContent,
     authored_content,
 )
+from lazy_memory.engine.search import DEFAULT_LIMIT, MAX_LIMIT, SearchHit, parse_query
 
 _MERGE_ATTEMPTS = 5
 DEFAULT_WARN_BYTES = 4096
@@ -119,6 +122,12 @@ class MemoryService:
             return await self.storage.get_record(name)
         except NotFound:
             return None
+
+    async def search(self, query_text: str, limit: int = DEFAULT_LIMIT) -> list[SearchHit]:
+        """The live records query_text finds, best first, at most limit (1 to 200) of them."""
+        if not 1 <= limit <= MAX_LIMIT:
+            raise InvalidQuery(f"invalid limit {limit}: ask for 1 to {MAX_LIMIT} hits")
+        return await self.storage.search(parse_query(query_text), limit)
 
     async def save(
         self,
@@ -320,6 +329,16 @@ class MemoryService:
             if progress is not None:
                 progress(done, len(plan.records))
         return ImportResult(plan=plan, applied=True, imported=imported)
+
+    async def move_to(
+        self, target: Storage, *, dry_run: bool = False, progress: ProgressCallback | None = None
+    ) -> MoveReport:
+        """Copy the whole store (history, tombstones, compact) into target, or resume a copy.
+
+        Entries keep their original actors; only a session that may write may move a store.
+        """
+        self._require_writer()
+        return await move_store(self.storage, target, dry_run=dry_run, progress=progress)
 
     async def aclose(self) -> None:
         """Release the storage."""

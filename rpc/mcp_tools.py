@@ -18,7 +18,7 @@ from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field
 
 from lazy_memory.engine.errors import LazyMemoryError
-from lazy_memory.engine.index import index_line
+from lazy_memory.engine.index import collapse_whitespace, index_line
 from lazy_memory.engine.records import Record
 from lazy_memory.engine.service import MemoryService
 from lazy_memory.rpc.methods import IndexEntry
@@ -29,13 +29,8 @@ _P = ParamSpec("_P")
 
 _INSTRUCTIONS = (
     "The shared memory of this project's coding agents: small named records that outlive "
-    "sessions. Read the index with lazy_memory_recall() and a record in full with "
-    "lazy_memory_recall(name=...)."
-)
-
-_SEARCH_UNAVAILABLE = (
-    "search is not available in this version of lazy-memory: read the index with "
-    "lazy_memory_recall() and recall records by name with lazy_memory_recall(name=...)"
+    "sessions. Read the index with lazy_memory_recall(), a record in full with "
+    'lazy_memory_recall(name=...), and search them with lazy_search(query="in:memories ...").'
 )
 
 
@@ -111,13 +106,33 @@ def build_mcp_server(service: MemoryService) -> MCPServer:
     @server.tool(annotations=ToolAnnotations(read_only_hint=True))
     @_errors_as_results
     async def lazy_search(
-        query: Annotated[str, Field(description="The words to look for.")],
+        query: Annotated[
+            str,
+            Field(
+                description='What to look for, e.g. in:memories deploy staging -"old way" '
+                "type:project name:deploy*"
+            ),
+        ],
     ) -> CallToolResult:
-        """Full-text search of the memory records: not available in this version yet.
+        """Search the project's shared memory records: names, descriptions and bodies.
 
-        Until it is, read the index with lazy_memory_recall() and recall records by name.
+        The query holds words (a record must hold all of them), "quoted phrases",
+        type:user|feedback|project|reference, name:exact-name or name:prefix*, and -word or
+        -"phrase" to leave records out; in:memories, the default scope, may lead it. Matching
+        ignores case and punctuation, not word endings (deploy does not find deploys). Returns
+        the best records first, at most 20, each with its index line and a snippet with the
+        matches between « and »; recall a record by name to read it in full.
         """
-        return _error(_SEARCH_UNAVAILABLE)
+        hits = await service.search(query)
+        if not hits:
+            text = f"No memory record matches {query}"
+        else:
+            text = "\n".join(
+                f"- {hit.name} ({hit.type.value}): {collapse_whitespace(hit.description)}\n"
+                f"  {hit.snippet}"
+                for hit in hits
+            )
+        return _result(text, {"hits": [hit.model_dump(mode="json") for hit in hits]})
 
     return server
 

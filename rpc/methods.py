@@ -23,6 +23,7 @@ from lazy_memory.engine.compaction import CompactOutcome, Mode
 from lazy_memory.engine.context import LaunchContext, Role
 from lazy_memory.engine.doctor import Diagnosis
 from lazy_memory.engine.records import HistoryEntry, Record, RecordType
+from lazy_memory.engine.search import DEFAULT_LIMIT, MAX_LIMIT, SearchHit
 from lazy_memory.engine.service import CompactStatus, ImportResult, MemoryService
 
 TargetT = TypeVar("TargetT")
@@ -72,6 +73,19 @@ class ContextParams(Params):
     """`lazy/memory/context`: the memory section for a launch of this role."""
 
     role: Role
+
+
+class SearchParams(Params):
+    """`lazy/search`: a query in the search language, and how many hits to return at most."""
+
+    query: str
+    limit: int = Field(default=DEFAULT_LIMIT, ge=1, le=MAX_LIMIT)
+
+
+class SearchResult(BaseModel):
+    """Search hits, best first."""
+
+    hits: list[SearchHit]
 
 
 class IndexEntry(BaseModel):
@@ -199,6 +213,10 @@ async def _doctor(service: MemoryService, _: NoParams) -> Diagnosis:
     return await service.doctor()
 
 
+async def _search(service: MemoryService, params: SearchParams) -> SearchResult:
+    return SearchResult(hits=await service.search(params.query, params.limit))
+
+
 METHODS: dict[str, Method[MemoryService, Any, Any]] = {
     method.name: method
     for method in (
@@ -210,6 +228,7 @@ METHODS: dict[str, Method[MemoryService, Any, Any]] = {
         Method("lazy/memory/compact", CompactParams, CompactResult, _compact),
         Method("lazy/memory/import", ImportParams, ImportResult, _import),
         Method("lazy/doctor", NoParams, Diagnosis, _doctor),
+        Method("lazy/search", SearchParams, SearchResult, _search),
     )
 }
 """Every custom method the engine answers, by name."""

@@ -2,7 +2,9 @@
 
 `build_server` makes one server per connection (stdio has one; the daemon one per client),
 all sharing a storage. A connection's identity is fixed at `initialize` by its Session's
-authenticator and never changes; requests before it are refused.
+authenticator and never changes; requests before it are refused. When the storage is a
+ChangeFeed, each initialized client is sent a `lazy/memory/changed` notification for every
+write committed to the store, by any process.
 """
 
 from __future__ import annotations
@@ -30,13 +32,15 @@ from pygls.protocol.language_server import lsp_method
 
 from lazy_memory.engine.errors import LazyMemoryError, PermissionDenied
 from lazy_memory.engine.identity import Identity
-from lazy_memory.engine.ports import Storage
+from lazy_memory.engine.ports import Change, ChangeFeed, Storage
 from lazy_memory.engine.service import MemoryService
 from lazy_memory.rpc.framing import FramingError, Reader, frame, read_messages
 from lazy_memory.rpc.methods import METHODS, Method
 from lazy_memory.rpc.storage_methods import STORAGE_METHODS
 
 SERVER_NAME = "lazy-memory"
+MEMORY_CHANGED = "lazy/memory/changed"
+"""The notification a client gets when a record changes: `{name, revision, operation}`."""
 logger = logging.getLogger(__name__)
 
 
@@ -86,6 +90,11 @@ class EngineServer(LanguageServer):
     def shut_down(self) -> bool:
         """True once the client has sent shutdown (so exit is a clean one)."""
         return bool(self.protocol._shutdown)
+
+    def announce_change(self, change: Change) -> None:
+        """Tell this connection's client that a record changed, once it has initialized."""
+        if self.service is not None and not self.closed.is_set():
+            self.protocol.notify(MEMORY_CHANGED, change.model_dump(mode="json"))
 
     def report_server_error(self, error: Exception, source: Any) -> None:
         """pygls reports every failed request here; ours are answered, so only debug it."""
@@ -188,6 +197,10 @@ async def serve_connection(
     def reply_error(message_id: Any, code: int, text: str) -> None:
         write(frame({"jsonrpc": "2.0", "id": message_id, "error": {"code": code, "message": text}}))
 
+    storage = server.session.storage
+    feed = storage if isinstance(storage, ChangeFeed) else None
+    if feed is not None:
+        await feed.subscribe(server.announce_change)
     reading = asyncio.ensure_future(read_messages(reader, deliver, reply_error))
     closing = asyncio.ensure_future(server.closed.wait())
     try:
@@ -200,6 +213,8 @@ async def serve_connection(
     finally:
         for task in (reading, closing):
             task.cancel()
+        if feed is not None:
+            await feed.unsubscribe(server.announce_change)
 
 
 def _handler(server: EngineServer, method: Method[Any, Any, Any]) -> Callable[[Any], Any]:

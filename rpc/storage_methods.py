@@ -9,7 +9,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from lazy_memory.engine.compact import Compact, Watermark
 from lazy_memory.engine.ports import Storage
@@ -20,7 +20,15 @@ from lazy_memory.engine.records import (
     Record,
     RecordContent,
 )
-from lazy_memory.rpc.methods import HistoryParams, Method, NameParams, NoParams, Params
+from lazy_memory.engine.search import SearchQuery
+from lazy_memory.rpc.methods import (
+    HistoryParams,
+    Method,
+    NameParams,
+    NoParams,
+    Params,
+    SearchResult,
+)
 
 
 class SaveRecordParams(Params):
@@ -51,6 +59,13 @@ class PutCompactParams(Params):
     """`lazy/storage/put_compact`: the compact to store."""
 
     compact: Compact
+
+
+class StorageSearchParams(Params):
+    """`lazy/storage/search`: a query the engine has parsed, and how many hits to return."""
+
+    query: SearchQuery
+    limit: int = Field(ge=1)
 
 
 class Done(BaseModel):
@@ -121,6 +136,10 @@ async def _removed_since(storage: Storage, params: WatermarkParams) -> NamesResu
     return NamesResult(names=await storage.removed_since(params.watermark))
 
 
+async def _search(storage: Storage, params: StorageSearchParams) -> SearchResult:
+    return SearchResult(hits=await storage.search(params.query, params.limit))
+
+
 async def _get_compact(storage: Storage, _: NoParams) -> CompactSlotResult:
     return CompactSlotResult(compact=await storage.get_compact())
 
@@ -145,6 +164,7 @@ STORAGE_METHODS: dict[str, Method[Storage, Any, Any]] = {
         Method("lazy/storage/history", HistoryParams, EntriesResult, _history),
         Method("lazy/storage/live_revisions", NoParams, RevisionsResult, _live_revisions),
         Method("lazy/storage/removed_since", WatermarkParams, NamesResult, _removed_since),
+        Method("lazy/storage/search", StorageSearchParams, SearchResult, _search),
         Method("lazy/storage/get_compact", NoParams, CompactSlotResult, _get_compact),
         Method("lazy/storage/put_compact", PutCompactParams, Done, _put_compact),
         Method("lazy/storage/clear_compact", NoParams, Done, _clear_compact),

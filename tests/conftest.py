@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from tests.fake_anthropic import fake_anthropic, no_real_anthropic  # noqa: F401
+from tests.postgres import postgres_server  # noqa: F401
 
 _ISOLATED_VARIABLES = (
     "LAZY_DATA",
@@ -14,6 +15,7 @@ _ISOLATED_VARIABLES = (
     "LAZY_ACTOR",
     "LAZY_TASK_ID",
     "LAZY_PG_DSN",
+    "LAZY_PROJECT",
     "LAZY_REMOTE",
     "LAZY_TOKEN",
     "LAZY_TLS_CA",

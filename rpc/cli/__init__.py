@@ -14,6 +14,7 @@ from lazy_memory.engine.errors import (
     CompactRejected,
     Conflict,
     InvalidConfig,
+    InvalidQuery,
     InvalidRecord,
     LazyMemoryError,
     LLMUnavailable,
@@ -21,13 +22,14 @@ from lazy_memory.engine.errors import (
     PermissionDenied,
     StorageUnavailable,
 )
-from lazy_memory.rpc.cli import doctor, engine, init, mcp, memory
+from lazy_memory.rpc.cli import doctor, engine, init, mcp, memory, search
 from lazy_memory.rpc.cli.common import UsageError
 
 EXIT_STATUSES: dict[type[LazyMemoryError], int] = {
     NotFound: 3,
     InvalidRecord: 4,
     InvalidConfig: 4,
+    InvalidQuery: 4,
     Conflict: 5,
     PermissionDenied: 6,
     StorageUnavailable: 7,
@@ -50,6 +52,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--debug", action="store_true", help="show tracebacks on errors")
     commands = parser.add_subparsers(title="commands", metavar="COMMAND", required=True)
     memory.add_commands(commands)
+    search.add_commands(commands)
     mcp.add_commands(commands)
     engine.add_commands(commands)
     doctor.add_commands(commands)

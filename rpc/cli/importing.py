@@ -8,10 +8,9 @@ from lazy_memory.engine.importing import ImportPlan
 from lazy_memory.engine.records import DESCRIPTION_MAX_LENGTH
 from lazy_memory.engine.service import ImportResult, MemoryService
 from lazy_memory.rpc.cli.common import UsageError, print_json
+from lazy_memory.rpc.cli.progress import ProgressPrinter
 
 IMPORT_HINT = "run `lazy doctor --import-memory` to import them"
-PROGRESS_FROM = 50
-"""Show a progress bar for imports of at least this many records."""
 
 
 def print_preview(plan: ImportPlan) -> None:
@@ -68,7 +67,7 @@ async def run_import(service: MemoryService, *, yes: bool, as_json: bool) -> int
         if not confirm(f"\nImport these {len(preview.plan.records)} records? [y/N] "):
             print("Nothing imported.")
             return 0
-    result = await service.import_memory(apply=True, progress=ProgressPrinter())
+    result = await service.import_memory(apply=True, progress=ProgressPrinter("importing"))
     if as_json:
         print_json(result.model_dump(mode="json"))
     else:
@@ -94,16 +93,3 @@ def confirm(question: str) -> bool:
     except EOFError:
         raise UsageError("no answer on standard input; nothing imported") from None
     return answer.strip().lower() in ("y", "yes")
-
-
-class ProgressPrinter:
-    """A one-line progress bar on stderr for long imports; silent for short ones."""
-
-    def __call__(self, done: int, total: int) -> None:
-        if total < PROGRESS_FROM:
-            return
-        width = 30
-        filled = width * done // total
-        end = "\n" if done == total else ""
-        bar = "#" * filled + "-" * (width - filled)
-        print(f"\rimporting [{bar}] {done}/{total}", end=end, file=sys.stderr, flush=True)

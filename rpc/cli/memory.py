@@ -9,7 +9,7 @@ from typing import Any
 
 from lazy_memory.engine.index import collapse_whitespace
 from lazy_memory.engine.records import RecordType
-from lazy_memory.rpc.cli import compact
+from lazy_memory.rpc.cli import compact, migrate
 from lazy_memory.rpc.cli.body import read_body
 from lazy_memory.rpc.cli.common import cli_service, common_flags, print_json
 from lazy_memory.rpc.cli.table import output_width, render
@@ -61,6 +61,7 @@ def add_commands(commands: Any) -> None:
     history.set_defaults(run=show_history)
 
     compact.add_commands(subcommands, parent)
+    migrate.add_commands(subcommands, parent)
 
 
 async def list_records(arguments: argparse.Namespace) -> int:

@@ -11,6 +11,7 @@ from lazy_memory.adapters import BACKENDS, open_storage
 from lazy_memory.adapters.config import Settings
 from lazy_memory.engine.ports import Storage
 from tests.daemon import add_token, running_daemon
+from tests.postgres import PostgresServer, fresh_project
 
 OpenStorage = Callable[[], Awaitable[Storage]]
 
@@ -25,6 +26,7 @@ def backend(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> 
 
 @pytest.fixture
 def settings(
+    request: pytest.FixtureRequest,
     backend: str,
     isolated_environment: Path,
     tmp_path: Path,
@@ -32,9 +34,23 @@ def settings(
 ) -> Iterator[Settings]:
     """Settings for a fresh, empty store of the backend under test.
 
-    For `remote`, a real daemon on a unix socket serves a fresh SQLite store, and the
-    settings (and the environment writer subprocesses inherit) point at it.
+    For `postgres`, a fresh project key in the session's server; for `remote`, a real
+    daemon on a unix socket serving a fresh SQLite store. The settings, and the environment
+    writer subprocesses inherit, point at it.
     """
+    if backend == "postgres":
+        server: PostgresServer = request.getfixturevalue("postgres_server")
+        project = fresh_project("conformance")
+        monkeypatch.setenv("LAZY_PG_DSN", server.dsn)
+        monkeypatch.setenv("LAZY_PROJECT", project)
+        yield Settings(
+            root=tmp_path,
+            data_dir=isolated_environment,
+            backend=backend,
+            pg_dsn=server.dsn,
+            project=project,
+        )
+        return
     if backend != "remote":
         yield Settings(root=tmp_path, data_dir=isolated_environment, backend=backend)
         return

@@ -276,3 +276,53 @@ async def test_an_agent_cannot_compact(start_engine: StartEngine) -> None:
 
     assert refused["error"]["code"] == -32013
     assert cleared["error"]["code"] == -32013
+
+
+async def test_search_on_the_wire(engine: RawClient) -> None:
+    await engine.result("lazy/memory/save", SAVE)
+    await engine.result(
+        "lazy/memory/save",
+        {"name": "style", "type": "feedback", "description": "Deploy on Tuesdays", "body": "b"},
+    )
+    await engine.result("lazy/memory/save", {**SAVE, "name": "gone"})
+    await engine.result("lazy/memory/rm", {"name": "gone"})
+
+    found = await engine.result("lazy/search", {"query": "in:memories deploy"})
+    limited = await engine.result("lazy/search", {"query": "deploy", "limit": 1})
+    typed = await engine.result("lazy/search", {"query": "deploy type:feedback"})
+    nothing = await engine.result("lazy/search", {"query": "giraffe"})
+
+    assert [hit["name"] for hit in found["hits"]] == ["deploy-steps", "style"]
+    first = found["hits"][0]
+    assert set(first) == {"name", "type", "description", "snippet", "score"}
+    assert (first["type"], first["description"]) == ("project", "How we deploy")
+    assert "«deploy»" in first["snippet"]
+    assert isinstance(first["score"], float)
+    assert first["score"] > found["hits"][1]["score"]
+    assert limited == {"hits": found["hits"][:1]}
+    assert [hit["name"] for hit in typed["hits"]] == ["style"]
+    assert nothing == {"hits": []}
+
+
+@pytest.mark.parametrize(
+    ("params", "code", "problem"),
+    [
+        ({"query": '"unclosed'}, -32018, "column 1"),
+        ({"query": "in:notes x"}, -32018, "the scopes there are: memories"),
+        ({"query": ""}, -32018, "nothing to look for"),
+        ({"query": "x", "limit": 0}, -32602, "limit"),
+        ({"query": "x", "limit": 201}, -32602, "limit"),
+        ({"query": 5}, -32602, "query"),
+        ({}, -32602, "query"),
+        ({"query": "x", "scope": "memories"}, -32602, "scope"),
+    ],
+)
+async def test_a_bad_search_is_an_error_naming_the_problem(
+    engine: RawClient, params: dict[str, object], code: int, problem: str
+) -> None:
+    response = await engine.request("lazy/search", params)
+
+    assert response["error"]["code"] == code
+    assert problem in response["error"]["message"]
+    if code == -32018:
+        assert response["error"]["data"] == {"type": "InvalidQuery"}

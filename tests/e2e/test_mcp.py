@@ -214,12 +214,58 @@ async def test_recall_of_an_unknown_name_is_an_error_result(connect: Connect) ->
     assert "no-such-record" in text_of(result)
 
 
-async def test_search_says_it_is_not_available_yet(connect: Connect) -> None:
-    async with connect() as client:
-        result = await client.call_tool("lazy_search", {"query": "deploy"})
+async def test_search_answers_with_the_hits_as_lines_and_structured_content(
+    connect: Connect,
+) -> None:
+    async with connect(LAZY_ACTOR="builder-7") as client:
+        for name, description, body in (
+            ("deploy-steps", "How we deploy", "First run the tests.\nThen make deploy."),
+            ("credentials", "Where the credentials live", "In vault, under deploy/."),
+        ):
+            saved = await client.call_tool(
+                "lazy_memory_save",
+                {"name": name, "type": "project", "description": description, "body": body},
+            )
+            assert not saved.is_error, text_of(saved)
+
+        found = await client.call_tool("lazy_search", {"query": 'in:memories "make deploy"'})
+        several = await client.call_tool("lazy_search", {"query": "deploy"})
+        nothing = await client.call_tool("lazy_search", {"query": "giraffe"})
+
+    assert not found.is_error, text_of(found)
+    assert text_of(found) == (
+        "- deploy-steps (project): How we deploy\n  First run the tests. Then «make deploy»."
+    )
+    assert found.structured_content is not None
+    [hit] = found.structured_content["hits"]
+    assert {k: hit[k] for k in ("name", "type", "description", "snippet")} == {
+        "name": "deploy-steps",
+        "type": "project",
+        "description": "How we deploy",
+        "snippet": "First run the tests. Then «make deploy».",
+    }
+    assert hit["score"] > 0
+    assert several.structured_content is not None
+    assert [h["name"] for h in several.structured_content["hits"]] == [
+        "deploy-steps",
+        "credentials",
+    ]
+    assert not nothing.is_error
+    assert text_of(nothing) == "No memory record matches giraffe"
+    assert nothing.structured_content == {"hits": []}
+
+
+async def test_a_bad_search_query_is_an_error_result_pointing_at_the_problem(
+    connect: Connect,
+) -> None:
+    async with connect(LAZY_TASK_ID="task-1") as client:
+        result = await client.call_tool("lazy_search", {"query": 'deploy "make deploy'})
+        scope = await client.call_tool("lazy_search", {"query": "in:notes deploy"})
     assert result.is_error
-    assert "search is not available in this version" in text_of(result)
-    assert "lazy_memory_recall()" in text_of(result)
+    assert "column 8" in text_of(result)
+    assert "never closed" in text_of(result)
+    assert scope.is_error
+    assert "the scopes there are: memories" in text_of(scope)
 
 
 async def test_writes_are_attributed_to_the_builder_named_by_lazy_actor(

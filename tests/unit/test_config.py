@@ -81,3 +81,30 @@ def test_malformed_config_is_a_typed_error(project: Path, text: str, message: st
     (project / "lazy.toml").write_text(text)
     with pytest.raises(InvalidConfig, match=message):
         load_settings(project, environ={})
+
+
+def test_postgres_dsn_and_project_key_from_the_file_then_the_environment(project: Path) -> None:
+    (project / "lazy.toml").write_text(
+        '[storage]\nbackend = "postgres"\npg_dsn = "postgresql://db/memory"\nproject = "team"\n'
+    )
+
+    from_file = load_settings(project, environ={})
+    from_environment = load_settings(
+        project, environ={"LAZY_PG_DSN": "postgresql://other/m", "LAZY_PROJECT": "mine"}
+    )
+
+    assert (from_file.pg_dsn, from_file.project_key, from_file.warnings) == (
+        "postgresql://db/memory",
+        "team",
+        (),
+    )
+    assert (from_environment.pg_dsn, from_environment.project_key) == (
+        "postgresql://other/m",
+        "mine",
+    )
+
+
+def test_the_project_key_defaults_to_the_name_of_the_project_root(project: Path) -> None:
+    settings = load_settings(project / "src", environ={})
+
+    assert (settings.pg_dsn, settings.project_key) == (None, "repo")

@@ -1,0 +1,140 @@
+"""Moving a store: its whole history, its tombstones and its compact, into another backend.
+
+Replaying a store's history in order into an empty store reproduces it exactly: each save
+or import becomes the revision after the one before it (a compare-and-swap, so a writer
+racing the copy makes it fail instead of interleaving), each removal tombstones the record
+it removed, and both keep the entry's actor, time, operation and provenance. A target that
+already holds the start of the same history continues after it, so a re-run, or a copy cut
+short, resumes; a target holding any other history is refused before anything is written.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from enum import StrEnum
+
+from pydantic import BaseModel
+
+from lazy_memory.engine.compact import Compact
+from lazy_memory.engine.errors import Conflict, NotFound
+from lazy_memory.engine.ports import Storage
+from lazy_memory.engine.records import HistoryEntry, Operation, RecordContent
+
+
+class CompactMove(StrEnum):
+    """What moving did to the target's compact slot."""
+
+    NONE = "none"
+    """Neither store has a compact."""
+    UNCHANGED = "unchanged"
+    """The target already holds the source's compact."""
+    COPIED = "copied"
+    """The source's compact was written to the target."""
+    CLEARED = "cleared"
+    """The source has no compact, so the target's was cleared."""
+
+
+class MoveReport(BaseModel):
+    """What moving a store did, or, for a dry run, would do."""
+
+    entries: int
+    """History entries in the source."""
+    already_present: int
+    """Of them, those the target held already."""
+    copied: int
+    """Of them, those written to the target (a dry run: to be written)."""
+    compact: CompactMove
+    dry_run: bool
+
+
+async def move_store(
+    source: Storage,
+    target: Storage,
+    *,
+    dry_run: bool = False,
+    progress: Callable[[int, int], None] | None = None,
+) -> MoveReport:
+    """Copy source's history, tombstones and compact into target; Conflict if they diverge.
+
+    progress is told (done, total) after each entry written.
+    """
+    history = await source.history()
+    present = await target.history()
+    _check_continues(history, present)
+    missing = history[len(present) :]
+    compact = await source.get_compact()
+    compact_move = _compact_move(compact, await target.get_compact())
+    if not dry_run:
+        for done, entry in enumerate(missing, start=1):
+            await _replay(target, entry, position=len(present) + done)
+            if progress is not None:
+                progress(done, len(missing))
+        if compact_move is CompactMove.COPIED and compact is not None:
+            await target.put_compact(compact)
+        elif compact_move is CompactMove.CLEARED:
+            await target.clear_compact()
+    return MoveReport(
+        entries=len(history),
+        already_present=len(present),
+        copied=len(missing),
+        compact=compact_move,
+        dry_run=dry_run,
+    )
+
+
+def _check_continues(history: Sequence[HistoryEntry], present: Sequence[HistoryEntry]) -> None:
+    """Refuse a target whose history is not the start of the source's."""
+    for position, (ours, theirs) in enumerate(zip(history, present, strict=False), start=1):
+        if ours != theirs:
+            raise Conflict(
+                f"the target already holds a different history: its entry {position} is "
+                f"{_described(theirs)}, the source's is {_described(ours)}; nothing was "
+                "written (move into an empty store, or one this store was moved to before)"
+            )
+    if len(present) > len(history):
+        raise Conflict(
+            f"the target already holds a longer history than the source ({len(present)} "
+            f"entries, not {len(history)}); nothing was written"
+        )
+
+
+def _compact_move(compact: Compact | None, current: Compact | None) -> CompactMove:
+    if compact == current:
+        return CompactMove.NONE if compact is None else CompactMove.UNCHANGED
+    return CompactMove.CLEARED if compact is None else CompactMove.COPIED
+
+
+async def _replay(target: Storage, entry: HistoryEntry, *, position: int) -> None:
+    """Write entry into target as the very same entry, or raise Conflict."""
+    try:
+        if entry.operation is Operation.REMOVE:
+            replayed = entry == await target.remove_record(
+                entry.name, actor=entry.actor, at=entry.at
+            )
+        else:
+            content = RecordContent.model_validate(
+                entry.model_dump(include=set(RecordContent.model_fields))
+            )
+            await target.save_record(
+                content,
+                actor=entry.actor,
+                at=entry.at,
+                operation=entry.operation,
+                if_revision=entry.revision - 1,
+            )
+            replayed = True
+    except (Conflict, NotFound):
+        replayed = False
+    if not replayed:
+        raise Conflict(
+            f"the target changed while the store was being moved: it could not take entry "
+            f"{position}, {_described(entry)}, as the source has it; run the move again to "
+            "see where the two stores stand"
+        )
+
+
+def _described(entry: HistoryEntry) -> str:
+    return (
+        f"{entry.name!r} revision {entry.revision} ({entry.operation.value} by {entry.actor} "
+        f"at {entry.at.isoformat()})"
+    )

@@ -1,0 +1,101 @@
+"""`lazy memory migrate`: move the whole store to another backend, losslessly and resumably."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+from pathlib import Path
+from typing import Any
+
+from lazy_memory.adapters import BACKENDS, open_storage
+from lazy_memory.adapters.config import Settings, load_settings
+from lazy_memory.engine.moving import CompactMove, MoveReport
+from lazy_memory.rpc.cli.common import UsageError, cli_service, print_json
+from lazy_memory.rpc.cli.progress import ProgressPrinter
+
+_DATA_BACKENDS = ("sqlite", "files")
+"""The backends that keep the store in a data directory (--to-data)."""
+
+
+def add_commands(subcommands: Any, parent: argparse.ArgumentParser) -> None:
+    """Add `migrate` under `lazy memory`."""
+    migrate = subcommands.add_parser(
+        "migrate",
+        parents=[parent],
+        help="copy the whole store to another backend",
+        description="Copy the configured store (every history entry with its actor, time "
+        "and provenance, the tombstones, and the compact) into another backend. A target "
+        "that already holds the start of the same history is continued, so a re-run is a "
+        "no-op; a target holding another history is refused and nothing is written.",
+    )
+    migrate.add_argument("--to", required=True, choices=BACKENDS, help="the target backend")
+    migrate.add_argument("--to-dsn", metavar="DSN", help="the target PostgreSQL database")
+    migrate.add_argument(
+        "--to-data", metavar="DIR", type=Path, help="the target data directory (sqlite, files)"
+    )
+    migrate.add_argument(
+        "--dry-run", action="store_true", help="say what would be copied; write nothing"
+    )
+    migrate.set_defaults(run=migrate_store)
+
+
+async def migrate_store(arguments: argparse.Namespace) -> int:
+    """Copy the configured store into the target the flags name, and report what moved."""
+    settings = load_settings()
+    target_settings = _target(settings, arguments)
+    async with cli_service() as service:
+        target = await open_storage(target_settings)
+        try:
+            report = await service.move_to(
+                target, dry_run=arguments.dry_run, progress=ProgressPrinter("copying")
+            )
+        finally:
+            await target.aclose()
+    if arguments.json:
+        print_json(report.model_dump(mode="json"))
+    else:
+        print(_summary(report, f"{settings.backend} to {target_settings.backend}"))
+    return 0
+
+
+def _target(settings: Settings, arguments: argparse.Namespace) -> Settings:
+    """The settings of the target store: the configured ones, changed as the flags say."""
+    if arguments.to_dsn is not None and arguments.to != "postgres":
+        raise UsageError("--to-dsn is for --to postgres")
+    if arguments.to_data is not None and arguments.to not in _DATA_BACKENDS:
+        raise UsageError(f"--to-data is for --to {' or --to '.join(_DATA_BACKENDS)}")
+    target = dataclasses.replace(
+        settings,
+        backend=arguments.to,
+        pg_dsn=arguments.to_dsn or settings.pg_dsn,
+        data_dir=(arguments.to_data or settings.data_dir).resolve(),
+    )
+    if target.backend == "postgres" and target.pg_dsn is None:
+        raise UsageError("--to postgres needs the database: give --to-dsn DSN")
+    if target.backend != settings.backend:
+        return target
+    if target.backend in _DATA_BACKENDS and target.data_dir != settings.data_dir.resolve():
+        return target
+    if target.backend == "postgres" and target.pg_dsn != settings.pg_dsn:
+        return target
+    flag = {"postgres": " --to-dsn DSN", "remote": ""}.get(target.backend, " --to-data DIR")
+    raise UsageError(f"the target is the configured store itself{': give' + flag if flag else ''}")
+
+
+def _summary(report: MoveReport, route: str) -> str:
+    if not report.copied and report.compact in (CompactMove.NONE, CompactMove.UNCHANGED):
+        compact = " and the compact" if report.compact is CompactMove.UNCHANGED else ""
+        return (
+            f"Nothing to copy from {route}: the target already holds all {report.entries} "
+            f"history entries{compact}."
+        )
+    would = report.dry_run
+    kept = f" ({report.already_present} already there)" if report.already_present else ""
+    copied = [f"{report.copied} of {report.entries} history entries{kept}"]
+    if report.compact is CompactMove.COPIED:
+        copied.append("the compact")
+    summary = f"{'Would copy' if would else 'Copied'} {' and '.join(copied)} from {route}"
+    if report.compact is CompactMove.CLEARED:
+        summary += f"; {'would clear' if would else 'cleared'} the target's compact, as the "
+        summary += "source has none"
+    return summary + ("; nothing was written (--dry-run)." if would else ".")

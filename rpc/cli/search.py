@@ -1,0 +1,72 @@
+"""`lazy search QUERY`: the records a query finds, best first, matches highlighted in a terminal."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from typing import Any
+
+from lazy_memory.engine.index import collapse_whitespace
+from lazy_memory.engine.search import DEFAULT_LIMIT, MARK_END, MARK_START, MAX_LIMIT
+from lazy_memory.rpc.cli.common import cli_service, common_flags, print_json
+
+_BOLD_RED = "\x1b[1;31m"  # how grep marks its matches
+_RESET = "\x1b[0m"
+
+
+def add_commands(commands: Any) -> None:
+    """Add `lazy search` to the top-level command parser."""
+    search = commands.add_parser(
+        "search",
+        parents=[common_flags()],
+        help="find records by words, phrases, type and name",
+        description="Search the live records' names, descriptions and bodies. A query holds "
+        'words (all must match), "quoted phrases", type:TYPE, name:NAME or name:PREFIX*, '
+        '-word and -"phrase" to leave records out, and in:memories (the default scope). '
+        "Quote the whole query for your shell (lazy search 'deploy -\"old way\"'), or put -- "
+        "before a query that starts an argument with -. Each hit is "
+        "a line `name (type): description` and an indented snippet; no hits print nothing "
+        "(and say so on standard error) and exit 0.",
+    )
+    search.add_argument("query", nargs="+", metavar="QUERY", help="the query (its words joined)")
+    search.add_argument(
+        "--limit",
+        type=_limit,
+        default=DEFAULT_LIMIT,
+        metavar="N",
+        help=f"show at most N hits, 1 to {MAX_LIMIT} (default {DEFAULT_LIMIT})",
+    )
+    search.set_defaults(run=search_records)
+
+
+async def search_records(arguments: argparse.Namespace) -> int:
+    """Print the hits of a query: an index line each, then its snippet, indented."""
+    query = " ".join(arguments.query)
+    async with cli_service() as service:
+        hits = await service.search(query, arguments.limit)
+    if arguments.json:
+        print_json([hit.model_dump(mode="json") for hit in hits])
+        return 0
+    if not hits:
+        print(f"No live record matches {query}", file=sys.stderr)
+        return 0
+    colour = sys.stdout.isatty() and not os.environ.get("NO_COLOR")
+    for hit in hits:
+        snippet = hit.snippet
+        if colour:
+            snippet = snippet.replace(MARK_START, _BOLD_RED).replace(MARK_END, _RESET)
+        print(f"{hit.name} ({hit.type.value}): {collapse_whitespace(hit.description)}")
+        print(f"    {snippet}")
+    return 0
+
+
+def _limit(text: str) -> int:
+    """--limit's value: a whole number from 1 to MAX_LIMIT, else a usage error."""
+    try:
+        limit = int(text)
+    except ValueError:
+        limit = 0
+    if not 1 <= limit <= MAX_LIMIT:
+        raise argparse.ArgumentTypeError(f"give a number from 1 to {MAX_LIMIT}, not {text!r}")
+    return limit

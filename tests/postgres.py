@@ -1,0 +1,194 @@
+"""A real PostgreSQL server for the tests: initdb and pg_ctl on a temporary directory.
+
+One server per test session, on a free loopback port, with trust authentication and no
+fsync. Tests share it and keep apart by project key (`fresh_project`), which is cheaper
+than a database each and exercises the keying of rows by project. As root, the server's
+binaries run as the `postgres` user: initdb refuses to run as root.
+
+Without the binaries the tests that need the server fail, saying what to install, unless
+LAZY_TEST_SKIP_POSTGRES=1 says to skip them.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import shutil
+import socket
+import subprocess
+import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+SKIP_VARIABLE = "LAZY_TEST_SKIP_POSTGRES"
+_START_ATTEMPTS = 3
+_projects = itertools.count(1)
+
+
+class ServerCommandFailed(Exception):
+    """initdb, pg_ctl or createdb exited non-zero; the message holds what it said."""
+
+
+@dataclass
+class PostgresServer:
+    """A running test server: its DSN, and how to stop, start and restart it."""
+
+    binaries: Path
+    directory: Path
+    port: int
+
+    @property
+    def dsn(self) -> str:
+        """The DSN of the server's default database, over TCP on the loopback interface."""
+        return self.dsn_for("postgres")
+
+    def dsn_for(self, database: str) -> str:
+        """The DSN of one database on this server."""
+        return f"postgresql://postgres@127.0.0.1:{self.port}/{database}"
+
+    def pg_ctl(self, *arguments: str) -> None:
+        """Run pg_ctl on this server's data directory, as the user that owns it."""
+        _run(
+            self.binaries / "pg_ctl",
+            "-D",
+            str(self.directory / "data"),
+            "-l",
+            str(self.directory / "server.log"),
+            *arguments,
+        )
+
+    def start(self) -> None:
+        """Start the server and wait until it accepts connections."""
+        options = (
+            f"-p {self.port} -k {self.directory} -c listen_addresses=127.0.0.1 "
+            "-c fsync=off -c synchronous_commit=off -c full_page_writes=off "
+            "-c max_connections=300"
+        )
+        self.pg_ctl("-o", options, "-w", "-t", "60", "start")
+
+    def stop(self) -> None:
+        """Stop the server: every connection is closed."""
+        self.pg_ctl("-m", "fast", "-w", "stop")
+
+    def restart(self) -> None:
+        """Stop and start again on the same port: every connection is closed."""
+        self.stop()
+        self.start()
+
+    def create_database(self, name: str) -> str:
+        """Create an empty database and return its DSN."""
+        _run(
+            self.binaries / "createdb",
+            "-h",
+            "127.0.0.1",
+            "-p",
+            str(self.port),
+            "-U",
+            "postgres",
+            name,
+        )
+        return self.dsn_for(name)
+
+
+def fresh_project(label: str = "test") -> str:
+    """A project key no other test of this session uses."""
+    return f"{label}-{os.getpid()}-{next(_projects)}"
+
+
+def postgres_binaries() -> Path | None:
+    """The newest installed PostgreSQL's bin directory, or None."""
+    candidates = sorted(
+        Path("/usr/lib/postgresql").glob("*/bin/initdb"),
+        key=lambda path: [int(part) for part in path.parts[-3].split(".") if part.isdigit()],
+    )
+    if candidates:
+        return candidates[-1].parent
+    initdb = shutil.which("initdb")
+    return None if initdb is None else Path(initdb).parent
+
+
+@pytest.fixture(scope="session")
+def postgres_server() -> Iterator[PostgresServer]:
+    """A PostgreSQL server for the whole session, stopped and deleted at its end."""
+    binaries = postgres_binaries()
+    if binaries is None:
+        if os.environ.get(SKIP_VARIABLE) == "1":
+            pytest.skip(f"PostgreSQL is not installed and {SKIP_VARIABLE}=1")
+        pytest.fail(
+            "the postgres tests need a PostgreSQL server: install it (Debian: apt-get install "
+            f"postgresql), or set {SKIP_VARIABLE}=1 to skip them",
+            pytrace=False,
+        )
+    # Not under pytest's tmp_path: its folders are private to root, and the server runs as
+    # the postgres user, which must reach its own directory.
+    directory = Path(tempfile.mkdtemp(prefix="lazy-postgres-"))
+    try:
+        _give_to_server_user(directory)
+        _run(
+            binaries / "initdb",
+            "-D",
+            str(directory / "data"),
+            "-U",
+            "postgres",
+            "-A",
+            "trust",
+            "-E",
+            "UTF8",
+            "--no-sync",
+        )
+        server = _started(binaries, directory)
+        try:
+            yield server
+        finally:
+            server.stop()
+    finally:
+        shutil.rmtree(directory, ignore_errors=True)
+
+
+def _started(binaries: Path, directory: Path) -> PostgresServer:
+    """Start on a free port, trying another if someone takes it between the probe and start."""
+    for attempt in range(_START_ATTEMPTS):
+        server = PostgresServer(binaries, directory, unused_port())
+        try:
+            server.start()
+        except ServerCommandFailed:
+            if attempt == _START_ATTEMPTS - 1:
+                raise
+            continue
+        return server
+    raise AssertionError("unreachable")
+
+
+def unused_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+def _server_user_prefix() -> list[str]:
+    """As root, run the server's binaries as `postgres`; as anyone else, as themselves."""
+    return ["runuser", "-u", "postgres", "--"] if os.geteuid() == 0 else []
+
+
+def _give_to_server_user(directory: Path) -> None:
+    if os.geteuid() == 0:
+        shutil.chown(directory, "postgres", "postgres")
+
+
+def _run(*command: str | Path) -> None:
+    completed = subprocess.run(
+        [*_server_user_prefix(), *map(str, command)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    if completed.returncode != 0:
+        raise ServerCommandFailed(
+            f"{' '.join(completed.args)} exited {completed.returncode}: "
+            f"{completed.stderr.strip() or completed.stdout.strip()}"
+        )
