@@ -1,0 +1,161 @@
+"""`python -m bench`: the benchmark suite, every target of the benchmark issue in one run.
+
+Run from the repository root. `--quick` (1k and 10k records, fewer repeats) takes under two
+minutes; the full run adds 100k-record stores. It prints a table (value, floor, target,
+PASS or MISS) and writes bench/results/latest.json. See bench/README.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import compileall
+import importlib
+import os
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from bench import cli, engine, mcp_tools, saves
+from bench.plan import Fixtures, Plan
+from bench.report import Measurement, render_table, thread_round_trip_us, write_json
+from bench.stores import EMBEDDED_BACKENDS, POSTGRES_MAX_RECORDS, available_backends
+
+DEFAULT_JSON = Path(__file__).with_name("results") / "latest.json"
+"""Where the numbers go unless --json says otherwise."""
+
+
+@dataclass(frozen=True)
+class _Defaults:
+    """A full run's settings, or --quick's."""
+
+    sizes: tuple[int, ...]
+    repeat: int
+    requests: int
+    saves: int
+    budget_seconds: float
+
+
+_FULL = _Defaults((1_000, 10_000, 100_000), repeat=10, requests=200, saves=500, budget_seconds=10)
+_QUICK = _Defaults((1_000, 10_000), repeat=5, requests=50, saves=200, budget_seconds=2)
+_PACKAGES = ("lazy_memory.engine", "lazy_memory.adapters", "lazy_memory.rpc")
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """Parse the command line, run every measurement, print the table and write the JSON."""
+    parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
+    parser.add_argument("--quick", action="store_true", help="1k and 10k only, fewer repeats")
+    parser.add_argument("--sizes", type=int, nargs="+", metavar="N", help="store sizes")
+    parser.add_argument("--repeat", type=int, metavar="N", help="runs of each whole-process step")
+    parser.add_argument("--requests", type=int, metavar="N", help="timed requests per latency")
+    parser.add_argument("--saves", type=int, metavar="N", help="saves per batch and client")
+    parser.add_argument(
+        "--backends", nargs="+", choices=available_backends(), default=available_backends()
+    )
+    parser.add_argument("--json", type=Path, default=DEFAULT_JSON, metavar="PATH")
+    arguments = parser.parse_args(argv)
+    defaults = _QUICK if arguments.quick else _FULL
+    started, load_at_start = time.perf_counter(), os.getloadavg()
+    wakeup_us = thread_round_trip_us()
+    with tempfile.TemporaryDirectory(prefix="lazy-bench-") as workdir:
+        plan = Plan(
+            sizes=tuple(sorted(arguments.sizes or defaults.sizes)),
+            backends=tuple(arguments.backends),
+            repeat=arguments.repeat or defaults.repeat,
+            requests=arguments.requests or defaults.requests,
+            saves=arguments.saves or defaults.saves,
+            budget_seconds=defaults.budget_seconds,
+            workdir=Path(workdir),
+        )
+        measurements = asyncio.run(run(plan))
+    seconds = time.perf_counter() - started
+    print(render_table(measurements))
+    settings = {
+        "command": " ".join(["python -m bench", *(argv if argv is not None else sys.argv[1:])]),
+        "quick": arguments.quick,
+        "sizes": list(plan.sizes),
+        "backends": list(plan.backends),
+        "repeat": plan.repeat,
+        "requests": plan.requests,
+        "saves": plan.saves,
+        "budget_seconds": plan.budget_seconds,
+        "load_average_at_start": load_at_start,
+        "thread_round_trip_us_at_start": round(wakeup_us, 1),
+    }
+    write_json(arguments.json, measurements, settings, seconds)
+    print(
+        f"\n{len(measurements)} measurements in {seconds:.0f} s; a thread round trip took "
+        f"{wakeup_us:.0f} us at the start; written to {arguments.json}"
+    )
+
+
+async def run(plan: Plan) -> list[Measurement]:
+    """Every measurement group, for every backend and size of the plan."""
+    compile_bytecode()
+    fixtures = Fixtures(plan)
+    _progress("floors: the bare pygls server and python -c 'import sqlite3'")
+    bare = await engine.bare_server(plan)
+    cli_floor = cli.floor_ms(plan)
+    measurements: list[Measurement] = []
+    for backend in plan.backends:
+        sizes = _sizes(plan, backend)
+        smallest = await fixtures.store(backend, sizes[0])
+        _progress(f"{backend}: cold start and the CLI at {sizes[0]:,} records")
+        measurements.append(await engine.cold_start(plan, smallest, bare))
+        measurements += cli.commands(plan, smallest, cli_floor)
+        sequential = []
+        for records in sizes:
+            _progress(f"{backend}: {records:,} records: warm engine, then sequential saves")
+            corpus = await fixtures.store(backend, records)
+            measurements += await engine.warm(plan, corpus, bare)
+            sequential.append(await saves.sequential(plan, corpus))
+        measurements += saves.sequential_rows(sequential)
+        _progress(f"{backend}: {saves.CLIENTS} concurrent clients")
+        concurrent_store = await fixtures.store(backend, _nearest(sizes, saves.TARGET_RECORDS))
+        measurements += await saves.concurrent(plan, concurrent_store)
+        _progress(f"{backend}: MCP tools")
+        mcp_store = await fixtures.store(backend, min(mcp_tools.TARGET_RECORDS, sizes[-1]))
+        measurements += await mcp_tools.tools(plan, mcp_store)
+    return _grouped(measurements, plan)
+
+
+def compile_bytecode() -> None:
+    """Write lazy-memory's .pyc files, as installing a wheel does.
+
+    An editable install under PYTHONDONTWRITEBYTECODE (this sandbox sets it) would otherwise
+    compile every module from source in every process, and charge that to each start.
+    """
+    for package in _PACKAGES:
+        compileall.compile_dir(Path(importlib.import_module(package).__path__[0]), quiet=1)
+
+
+def _sizes(plan: Plan, backend: str) -> list[int]:
+    if backend in EMBEDDED_BACKENDS:
+        return list(plan.sizes)
+    return [size for size in plan.sizes if size <= POSTGRES_MAX_RECORDS] or [min(plan.sizes)]
+
+
+def _nearest(sizes: Sequence[int], wanted: int) -> int:
+    return min(sizes, key=lambda size: abs(size - wanted))
+
+
+def _grouped(measurements: list[Measurement], plan: Plan) -> list[Measurement]:
+    """Rows of the same measurement together, by backend then size, in the order first made."""
+    first = {m.what: index for index, m in reversed(list(enumerate(measurements)))}
+    return sorted(
+        measurements, key=lambda m: (first[m.what], plan.backends.index(m.backend), m.records)
+    )
+
+
+_STARTED = time.perf_counter()
+
+
+def _progress(message: str) -> None:
+    print(f"bench: {time.perf_counter() - _STARTED:5.0f} s  {message}", file=sys.stderr, flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,72 @@
+"""`lazy memory list` and `show` as a user runs them: whole processes, start to exit.
+
+The floor is the cheapest Python process that can read SQLite: `python -c "import sqlite3"`
+with the same interpreter.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Mapping
+
+from bench.client import lazy_command
+from bench.corpus import realistic_records
+from bench.plan import Plan
+from bench.report import Measurement, Target, median
+from bench.stores import Store
+
+_FLOOR_COMMAND = [sys.executable, "-c", "import sqlite3"]
+
+_TARGETS = {1_000: Target(3, times_floor=True)}
+
+
+def floor_ms(plan: Plan) -> float:
+    """The median wall time of `python -c "import sqlite3"`."""
+    return median(_wall_times(plan, _FLOOR_COMMAND, os.environ))
+
+
+def commands(plan: Plan, store: Store, floor: float) -> list[Measurement]:
+    """`lazy memory list` and `lazy memory show NAME` on store: the median wall time of each."""
+    name = realistic_records(store.records)[0].name
+    rows = []
+    for arguments in (["list"], ["show", name]):
+        samples = _wall_times(
+            plan, [*lazy_command(), "memory", *arguments], store.environment(), store
+        )
+        rows.append(
+            Measurement(
+                f"lazy memory {arguments[0]}, whole process, median",
+                store.backend,
+                store.records,
+                median(samples),
+                "ms",
+                floor=floor,
+                floor_what='python -c "import sqlite3", median',
+                target=_TARGETS.get(store.records),
+                samples=len(samples),
+            )
+        )
+    return rows
+
+
+def _wall_times(
+    plan: Plan, command: list[str], environment: Mapping[str, str], store: Store | None = None
+) -> list[float]:
+    """Milliseconds from start to exit of each of plan.repeat runs, after one untimed run."""
+    samples = []
+    for _ in range(plan.repeat + 1):
+        start = time.perf_counter()
+        done = subprocess.run(
+            command,
+            cwd=None if store is None else store.root,
+            env=dict(environment),
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+        )
+        samples.append((time.perf_counter() - start) * 1000)
+        if done.returncode != 0:
+            raise RuntimeError(f"{' '.join(command)} failed: {done.stderr.decode().strip()}")
+    return samples[1:]

@@ -1,0 +1,260 @@
+"""Save throughput: one client saving sequentially, and four clients saving at once.
+
+Saves are `lazy/memory/save` requests of realistic records (another seed than the corpus,
+so some names are new and some update a corpus record), each awaited before the next.
+Four clients are four stdio engines on one store, and, for SQLite, four connections to one
+daemon (tests/daemon.py starts it, as the end-to-end tests do). Every concurrent run checks
+that nothing was lost: the store's history grew by exactly the saves acknowledged.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from contextlib import AsyncExitStack, asynccontextmanager
+from dataclasses import dataclass
+from functools import partial
+
+from bench.client import (
+    RequestFailed,
+    close,
+    connected,
+    lazy_command,
+    no_op,
+    result,
+    timings,
+)
+from bench.corpus import realistic_records
+from bench.engine import NO_OP_FLOOR
+from bench.plan import Plan
+from bench.report import Measurement, Target, median
+from bench.stores import Store, copy_store, history_length
+from tests.daemon import add_token, running_daemon
+from tests.e2e.jsonrpc import RawClient
+
+CLIENTS = 4
+"""Concurrent clients, as the target names them."""
+
+TARGET_RECORDS = 10_000
+"""The store size the save targets are set at (the nearest size of the run is used)."""
+
+FLATNESS_LIMIT = 1.25
+"""How much costlier a save may be at the largest store than at the smallest and be "flat"."""
+
+_SEQUENTIAL_TARGETS = {10_000: Target(1_000, at_least=True)}
+_CONCURRENT_TARGET = Target(2_000, at_least=True)
+_NOTHING_LOST = Target(0)
+
+Save = Callable[[], Awaitable[object]]
+
+
+@dataclass(frozen=True)
+class SequentialSaves:
+    """One client's saves at one store size, and no-op round trips to the same engine."""
+
+    store: Store
+    rates: list[float]
+    latencies: list[float]
+    no_ops: list[float]
+
+
+async def sequential(plan: Plan, corpus: Store) -> SequentialSaves:
+    """Batches of sequential saves by one engine, on a copy of the corpus store."""
+    store = copy_store(corpus, plan.workdir, "saves")
+    async with connected([*lazy_command(), "engine"], store.environment(), plan.stderr) as client:
+        no_ops = await timings(partial(no_op, client), plan.saves, plan.budget_seconds)
+        latencies = await timings(
+            _saver(client, plan, seed=1), plan.repeat * plan.saves, plan.budget_seconds
+        )
+    # One stream of saves cut into batches: a slow backend gets fewer, or one short one.
+    batches = [
+        latencies[start : start + plan.saves] for start in range(0, len(latencies), plan.saves)
+    ]
+    return SequentialSaves(store, [_rate(batch) for batch in batches], latencies, no_ops)
+
+
+def sequential_rows(results: Sequence[SequentialSaves]) -> list[Measurement]:
+    """Saves/s and per-save p50 at each size, then the mean cost at the largest vs smallest."""
+    rows = []
+    for saves in results:
+        store = saves.store
+        rows += [
+            Measurement(
+                "save, 1 client sequential, rate",
+                store.backend,
+                store.records,
+                median(saves.rates),
+                "saves/s",
+                floor=_rate(saves.no_ops),
+                floor_what="no-op round trips/s to the same engine, one at a time",
+                target=_SEQUENTIAL_TARGETS.get(store.records),
+                samples=len(saves.rates),
+            ),
+            Measurement(
+                "save, 1 client sequential, p50",
+                store.backend,
+                store.records,
+                median(saves.latencies),
+                "ms",
+                floor=median(saves.no_ops),
+                floor_what=NO_OP_FLOOR,
+                samples=len(saves.latencies),
+            ),
+        ]
+    smallest, largest = results[0], results[-1]
+    if largest.store.records > smallest.store.records:
+        rows.append(
+            Measurement(
+                f"save, mean cost / mean cost at {smallest.store.records:,}",
+                largest.store.backend,
+                largest.store.records,
+                median(smallest.rates) / median(largest.rates),
+                "x",
+                target=Target(FLATNESS_LIMIT),
+                note=f'"flat" is read as at most {FLATNESS_LIMIT} x the mean cost of a save at '
+                "the smallest store (the mean, from the batch rates, counts the slow tail)",
+            )
+        )
+    return rows
+
+
+async def concurrent(plan: Plan, corpus: Store) -> list[Measurement]:
+    """Four stdio engines on one copy of the store (and four daemon connections for SQLite)."""
+    store = copy_store(corpus, plan.workdir, "engines")
+    async with _engines(plan, store) as clients:
+        rows = await _concurrent_rows(plan, store, clients, f"{CLIENTS} stdio engines")
+    if store.backend == "sqlite":
+        store = copy_store(corpus, plan.workdir, "daemon")
+        async with _daemon_connections(plan, store) as clients:
+            rows += await _concurrent_rows(plan, store, clients, f"{CLIENTS} daemon connections")
+    return rows
+
+
+async def _concurrent_rows(
+    plan: Plan, store: Store, clients: Sequence[RawClient], label: str
+) -> list[Measurement]:
+    no_ops = await _together([partial(no_op, client) for client in clients], plan.saves)
+    before = await history_length(store)
+    savers = [_saver(client, plan, seed=100 + number) for number, client in enumerate(clients)]
+    # A first round of one save each sets the pace, so a slow backend gets fewer rounds.
+    rounds = [await _together(savers, 1)]
+    affordable = max(3, int(plan.budget_seconds / rounds[0].seconds))
+    each = min(plan.saves, affordable)
+    repeats = max(1, min(plan.repeat, affordable // each))
+    rounds += [await _together(savers, each) for _ in range(repeats)]
+    acknowledged = sum(round_.done for round_ in rounds)
+    failures = [failure for round_ in rounds for failure in round_.failures]
+    lost = before + acknowledged - await history_length(store)
+    failed_note = f"; {len(failures)} saves failed, first: {failures[0]}" if failures else ""
+    return [
+        Measurement(
+            f"save, {label}, total",
+            store.backend,
+            store.records,
+            median([round_.rate for round_ in rounds[1:]]),
+            "saves/s",
+            floor=no_ops.rate,
+            floor_what=f"no-op round trips/s to the same {CLIENTS} clients at once, in total",
+            target=_CONCURRENT_TARGET,
+            samples=repeats,
+        ),
+        Measurement(
+            f"lost saves, {label}",
+            store.backend,
+            store.records,
+            lost,
+            "saves",
+            target=_NOTHING_LOST,
+            note=f"lost saves: acknowledged saves missing from the history; {label}, "
+            f"{store.backend}: {acknowledged} saves acknowledged{failed_note}",
+        ),
+    ]
+
+
+@dataclass(frozen=True)
+class _Round:
+    """Calls made at once by several clients: how long it took and what came back."""
+
+    seconds: float
+    done: int
+    failures: list[str]
+
+    @property
+    def rate(self) -> float:
+        """Calls answered per second, in total."""
+        return (self.done + len(self.failures)) / self.seconds
+
+
+async def _together(calls: Sequence[Save], each: int) -> _Round:
+    """Every call made each times in sequence, all calls at once."""
+    failures: list[str] = []
+
+    async def run(call: Save) -> int:
+        done = 0
+        for _ in range(each):
+            try:
+                await call()
+            except RequestFailed as error:
+                failures.append(str(error))
+            else:
+                done += 1
+        return done
+
+    start = time.perf_counter()
+    done = sum(await asyncio.gather(*(run(call) for call in calls)))
+    return _Round(time.perf_counter() - start, done, failures)
+
+
+def _rate(milliseconds: Sequence[float]) -> float:
+    """Calls per second, for calls made one after another taking these times."""
+    return 1000 * len(milliseconds) / sum(milliseconds)
+
+
+def _saver(client: RawClient, plan: Plan, seed: int) -> Save:
+    """A call that saves the next of enough realistic records for the run, made beforehand."""
+    # Every save a run can make, and a warm-up; generated up front so no timing includes it.
+    needed = plan.repeat * plan.saves + 1
+    params = iter(
+        [
+            content.model_dump(mode="json", exclude={"provenance"})
+            for content in realistic_records(needed, seed)
+        ]
+    )
+    return lambda: result(client, "lazy/memory/save", next(params))
+
+
+@asynccontextmanager
+async def _engines(plan: Plan, store: Store) -> AsyncIterator[list[RawClient]]:
+    async with AsyncExitStack() as stack:
+        yield [
+            await stack.enter_async_context(
+                connected(
+                    [*lazy_command(), "engine"],
+                    store.environment(LAZY_ACTOR=f"bench-{number}"),
+                    plan.stderr,
+                )
+            )
+            for number in range(CLIENTS)
+        ]
+
+
+@asynccontextmanager
+async def _daemon_connections(plan: Plan, store: Store) -> AsyncIterator[list[RawClient]]:
+    secret = add_token(store.data_dir, "builder", name="bench")
+    listen = f"unix:{plan.workdir / 'daemon.sock'}"
+    with running_daemon(store.data_dir, listen) as daemon:
+        clients = []
+        try:
+            for _ in range(CLIENTS):
+                reader, writer = await asyncio.open_unix_connection(daemon.address[len("unix:") :])
+                client = RawClient(reader, writer)
+                clients.append(client)
+                response = await client.initialize({"token": secret})
+                if "error" in response:
+                    raise RequestFailed("initialize", response["error"])
+            yield clients
+        finally:
+            for client in clients:
+                await close(client)
+            daemon.stop()

@@ -1,0 +1,56 @@
+"""The benchmark suite runs end to end at a tiny size: every group, both embedded backends.
+
+It proves `python -m bench` works, and that concurrent saves lose nothing; it never asserts
+on a timing (speed is the suite's report, not a test's verdict).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+REPOSITORY = Path(__file__).resolve().parents[2]
+TINY = ("--sizes", "20", "40", "--repeat", "2", "--requests", "3", "--saves", "3")
+
+GROUPS = (
+    "cold: spawn engine, initialize, context",
+    "lazy memory list, whole process, median",
+    "lazy memory show, whole process, median",
+    "warm lazy/memory/context, p50",
+    "lazy/search, p50",
+    "mechanical compaction, median",
+    "engine peak RSS (VmHWM)",
+    "save, 1 client sequential, rate",
+    "save, 4 stdio engines, total",
+    "save, 4 daemon connections, total",
+    "MCP lazy_memory_save, p50",
+    "MCP lazy_memory_recall(name), p50",
+)
+
+
+def test_the_smallest_run_measures_every_group_and_loses_no_save(tmp_path: Path) -> None:
+    report = tmp_path / "bench.json"
+    done = subprocess.run(
+        [sys.executable, "-m", "bench", *TINY, "--json", str(report)],
+        cwd=REPOSITORY,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+
+    document = json.loads(report.read_text(encoding="utf-8"))
+    assert {"cpu", "cores", "python", "date"} <= set(document["machine"])
+    measurements = document["measurements"]
+    for group in GROUPS:
+        assert any(m["what"] == group for m in measurements), group
+    assert {m["backend"] for m in measurements} == {"sqlite", "files"}
+    for m in measurements:
+        assert m["verdict"] in ("PASS", "MISS", "info")
+        assert m["unit"]
+    lost = [m for m in measurements if m["what"].startswith("lost saves")]
+    assert len(lost) == 3
+    assert all(m["value"] == 0 for m in lost)
+    assert "verdict" in done.stdout.splitlines()[0]
