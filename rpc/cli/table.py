@@ -35,6 +35,8 @@ def output_width() -> int:
 
 def display_width(text: str) -> int:
     """Columns text takes in a terminal: wide East Asian characters take two."""
+    if text.isascii():
+        return len(text)
     return sum(
         0
         if unicodedata.combining(character)
@@ -49,6 +51,8 @@ def elide(text: str, width: int) -> str:
     """Text cut to at most width columns, ending in `…` when anything was cut."""
     if display_width(text) <= width:
         return text
+    if text.isascii():
+        return text[: width - 1] + ELLIPSIS
     kept, used = [], 0
     for character in text:
         used += display_width(character)
