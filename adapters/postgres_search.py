@@ -12,17 +12,16 @@ differently, so they are not used.
 
 from __future__ import annotations
 
-import heapq
 from collections.abc import Iterable
 from dataclasses import dataclass
 
 from lazy_memory.engine.records import RecordContent
 from lazy_memory.engine.search import (
     Document,
+    Phrase,
     SearchHit,
     SearchQuery,
-    bm25,
-    inverse_document_frequency,
+    best_hits,
     matches,
     tokenize,
 )
@@ -87,20 +86,12 @@ def ranked(
     """
     documents = [Document.of(candidate) for candidate in candidates]
     found = [document for document in documents if matches(query, document)]
-    if not query.terms:
-        by_name = heapq.nsmallest(limit, found, key=lambda document: document.name)
-        return [document.hit(query, 0.0) for document in by_name]
-    terms = query.terms
-    idfs = [
-        inverse_document_frequency(
-            document_count, sum(1 for document in documents if document.contains(term))
-        )
-        for term in terms
-    ]
     average_length = total_length / document_count if document_count else 0.0
-    scored = [(bm25(document, terms, idfs, average_length), document) for document in found]
-    best = heapq.nsmallest(limit, scored, key=lambda pair: (-pair[0], pair[1].name))
-    return [document.hit(query, score) for score, document in best]
+
+    def holders(term: Phrase) -> int:
+        return sum(1 for document in documents if document.contains(term))
+
+    return best_hits(query, limit, found, document_count, holders, average_length)
 
 
 def _size(token: str) -> int:

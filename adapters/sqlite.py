@@ -14,6 +14,7 @@ from typing import Any
 
 import aiosqlite
 
+from lazy_memory.adapters.migrations import unapplied
 from lazy_memory.adapters.sqlite_schema import MIGRATIONS
 from lazy_memory.adapters.sqlite_search import search_hit, search_statement
 from lazy_memory.engine.compact import Compact
@@ -210,15 +211,7 @@ class SqliteStorage:
             )
             async with connection.execute("SELECT name FROM schema_migrations") as cursor:
                 applied = {row[0] for row in await cursor.fetchall()}
-            unknown = applied - {name for name, _ in MIGRATIONS}
-            if unknown:
-                raise StorageUnavailable(
-                    f"{self._path} was written by a newer lazy-memory (unknown migrations: "
-                    f"{', '.join(sorted(unknown))}); upgrade lazy-memory to open it"
-                )
-            for name, statements in MIGRATIONS:
-                if name in applied:
-                    continue
+            for name, statements in unapplied(MIGRATIONS, applied, str(self._path)):
                 for statement in statements:
                     await connection.execute(statement)
                 await connection.execute(

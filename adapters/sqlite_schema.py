@@ -6,6 +6,8 @@ schema is a new migration at the end.
 
 from __future__ import annotations
 
+from lazy_memory.adapters.migrations import Migration
+
 _RECORD_COLUMNS = (
     "name, type, description, body, revision, deleted, updated_at, actor_kind, actor_detail, "
     "provenance"
@@ -19,9 +21,6 @@ _UNINDEX_OLD = (
     "INSERT INTO records_fts (records_fts, rowid, name, description, body) "
     "SELECT 'delete', old.id, old.name, old.description, old.body"
 )
-
-Migration = tuple[str, tuple[str, ...]]
-"""A migration: its name, recorded once applied, and the statements it runs."""
 
 MIGRATIONS: tuple[Migration, ...] = (
     (

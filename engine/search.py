@@ -24,7 +24,7 @@ import re
 import sys
 from array import array
 from collections import defaultdict
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from itertools import chain
 from typing import TypeVar
@@ -282,18 +282,9 @@ class SearchIndex:
     def search(self, query: SearchQuery, limit: int) -> list[SearchHit]:
         """The best limit records for query: highest score first, then by name."""
         found = [document for document in self._candidates(query) if matches(query, document)]
-        if not query.terms:
-            ranked = heapq.nsmallest(limit, found, key=lambda document: document.name)
-            return [document.hit(query, 0.0) for document in ranked]
-        terms = query.terms
-        idfs = [
-            inverse_document_frequency(len(self._documents), self._holders(term)) for term in terms
-        ]
-        scored = [
-            (bm25(document, terms, idfs, self._average_length), document) for document in found
-        ]
-        best = heapq.nsmallest(limit, scored, key=lambda pair: (-pair[0], pair[1].name))
-        return [document.hit(query, score) for score, document in best]
+        return best_hits(
+            query, limit, found, len(self._documents), self._holders, self._average_length
+        )
 
     def _candidates(self, query: SearchQuery) -> Iterable[Document]:
         tokens = {token for term in query.terms for token in term}
@@ -545,3 +536,27 @@ def _merged(ranges: Iterable[tuple[int, int]]) -> list[tuple[int, int]]:
         else:
             merged.append((start, end))
     return merged
+
+
+def best_hits(
+    query: SearchQuery,
+    limit: int,
+    found: Sequence[Document],
+    document_count: int,
+    holders: Callable[[Phrase], int],
+    average_length: float,
+) -> list[SearchHit]:
+    """The best limit of found as hits: by BM25 over the whole store, then by name.
+
+    A filter-only query (no terms) lists by name with score 0. holders counts the store's
+    documents holding a term, and with document_count and average_length describes the
+    whole store, whatever subset found is.
+    """
+    if not query.terms:
+        by_name = heapq.nsmallest(limit, found, key=lambda document: document.name)
+        return [document.hit(query, 0.0) for document in by_name]
+    terms = query.terms
+    idfs = [inverse_document_frequency(document_count, holders(term)) for term in terms]
+    scored = [(bm25(document, terms, idfs, average_length), document) for document in found]
+    best = heapq.nsmallest(limit, scored, key=lambda pair: (-pair[0], pair[1].name))
+    return [document.hit(query, score) for score, document in best]
