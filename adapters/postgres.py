@@ -41,6 +41,7 @@ from lazy_memory.engine.errors import (
     NotFound,
     StorageUnavailable,
 )
+from lazy_memory.engine.index import IndexEntry
 from lazy_memory.engine.ports import Change, ChangeListener
 from lazy_memory.engine.records import (
     Actor,
@@ -96,6 +97,8 @@ _CUT_OFF = (*_UNREACHABLE, asyncpg.InterfaceError)
 _ESCAPE = "\uffff"
 _ESCAPED = re.compile(f"{_ESCAPE}(.)", re.DOTALL)
 
+_TYPES = {member.value: member for member in RecordType}
+
 _T = TypeVar("_T")
 if TYPE_CHECKING:
     from asyncpg.pool import PoolConnectionProxy
@@ -150,6 +153,30 @@ class PostgresStorage:
             self.project,
         )
         return [_record(row) for row in rows]
+
+    async def list_index(self) -> list[IndexEntry]:
+        """Every live record's index entry, ordered by name; bodies are never read."""
+        rows = await self._fetch(
+            "SELECT name, type, description, revision FROM lazy_records "
+            "WHERE project = $1 AND NOT deleted ORDER BY name",
+            self.project,
+        )
+        return [
+            IndexEntry(_loaded(name), _TYPES[type_], _loaded(description), revision)
+            for name, type_, description, revision in rows
+        ]
+
+    async def change_marker(self) -> str:
+        """The version of the project's counter row: every write of any kind updates it.
+
+        A record write takes the next history number from the row; a compact write updates
+        the row without changing its number. Each makes a new row version, stamped with the
+        writing transaction's id (xmin), which no earlier write of the project had.
+        """
+        rows = await self._fetch(
+            "SELECT last_seq, xmin::text FROM lazy_projects WHERE project = $1", self.project
+        )
+        return "0:none" if not rows else f"{rows[0]['last_seq']}:{rows[0]['xmin']}"
 
     async def get_record(self, name: str) -> Record:
         """The live record called name."""
@@ -286,6 +313,7 @@ class PostgresStorage:
                 self.project,
                 compact.model_dump_json(),
             )
+            await self._touch_project(connection)
 
         await self._run(write, write=True)
 
@@ -294,6 +322,7 @@ class PostgresStorage:
 
         async def write(connection: Connection) -> None:
             await connection.execute("DELETE FROM lazy_compacts WHERE project = $1", self.project)
+            await self._touch_project(connection)
 
         await self._run(write, write=True)
 
@@ -362,6 +391,17 @@ class PostgresStorage:
             _stored(name),
         )
         return 0 if revision is None else int(revision)
+
+    async def _touch_project(self, connection: Connection) -> None:
+        """Give the project's counter row a new version without taking a history number.
+
+        That moves the change marker for a write that appends no history: the compact slot's.
+        """
+        await connection.execute(
+            "INSERT INTO lazy_projects (project, last_seq) VALUES ($1, 0) "
+            "ON CONFLICT (project) DO UPDATE SET last_seq = lazy_projects.last_seq",
+            self.project,
+        )
 
     async def _append(self, connection: Connection, entry: HistoryEntry, *, deleted: bool) -> None:
         """Make entry the name's current state, append it to the history, and announce it."""

@@ -29,6 +29,7 @@ from lazy_memory.engine.errors import (
     StorageUnavailable,
     error_for_code,
 )
+from lazy_memory.engine.index import IndexEntry
 from lazy_memory.engine.records import Actor, HistoryEntry, Operation, Record, RecordContent
 from lazy_memory.engine.search import SearchHit, SearchQuery
 from lazy_memory.rpc.framing import FramingError, frame, read_messages
@@ -37,6 +38,8 @@ from lazy_memory.rpc.storage_methods import (
     CompactSlotResult,
     Done,
     EntriesResult,
+    IndexResult,
+    MarkerResult,
     NamesResult,
     PutCompactParams,
     RecordsResult,
@@ -116,7 +119,9 @@ class _Connection:
             logger.warning("the daemon sent a malformed message (%s): %s", code, text)
 
         try:
-            await read_messages(reader, deliver, unanswerable)
+            # The daemon's answers are as big as the store (a whole history, every record): the
+            # limit that guards the daemon from its clients does not apply to them.
+            await read_messages(reader, deliver, unanswerable, max_bytes=None)
         except (FramingError, OSError) as error:
             logger.warning("the connection to the daemon broke: %s", error)
         finally:
@@ -153,6 +158,14 @@ class RemoteStorage:
     async def list_records(self) -> list[Record]:
         """Every live record, ordered by name."""
         return (await self._call("list_records", NoParams(), RecordsResult)).records
+
+    async def list_index(self) -> list[IndexEntry]:
+        """Every live record's index entry, ordered by name."""
+        return (await self._call("list_index", NoParams(), IndexResult)).entries
+
+    async def change_marker(self) -> str:
+        """The daemon's store's change marker."""
+        return (await self._call("change_marker", NoParams(), MarkerResult)).marker
 
     async def get_record(self, name: str) -> Record:
         """The live record called name."""

@@ -114,4 +114,13 @@ MIGRATIONS: tuple[Migration, ...] = (
             "SELECT id, name, description, body FROM live_records",
         ),
     ),
+    (
+        "0005_live_index",
+        (
+            # Every column the index of live records reads (the launch context, compaction,
+            # the live revisions), in name order: those reads never touch a body.
+            "CREATE INDEX records_live_index "
+            "ON records (deleted, name, type, description, revision)",
+        ),
+    ),
 )

@@ -10,16 +10,17 @@ only if the assembled section with it is smaller than the section without any co
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from datetime import datetime
 from enum import StrEnum
 
 from pydantic import BaseModel
 
 from lazy_memory.engine.compact import Compact
-from lazy_memory.engine.context import COMPACT_PREAMBLE, assemble, size_of
+from lazy_memory.engine.context import COMPACT_PREAMBLE, assembled_size
 from lazy_memory.engine.errors import CompactRejected
-from lazy_memory.engine.index import collapse_whitespace, index_line
-from lazy_memory.engine.records import Actor, Record, RecordType
+from lazy_memory.engine.index import Indexed, IndexedT, collapse_whitespace, index_line
+from lazy_memory.engine.records import Actor, RecordType
 
 MECHANICAL = "mechanical"
 NOT_COVERED = "## Not covered by the summary above"
@@ -48,7 +49,7 @@ class CompactOutcome(BaseModel):
     omitted: list[str] = []
 
 
-def mechanical_summary(records: list[Record]) -> str:
+def mechanical_summary(records: Sequence[Indexed]) -> str:
     """Every record under a heading for its type: `- name: description`, verbatim."""
     sections = []
     for record_type in RecordType:
@@ -59,7 +60,7 @@ def mechanical_summary(records: list[Record]) -> str:
     return "\n\n".join(sections)
 
 
-def summary_prompt(records: list[Record]) -> str:
+def summary_prompt(records: Sequence[Indexed]) -> str:
     """The model's instructions and the index it is to summarize."""
     index = "\n".join(index_line(record) for record in records)
     return (
@@ -78,12 +79,12 @@ def summary_prompt(records: list[Record]) -> str:
     )
 
 
-def omitted_names(summary: str, records: list[Record]) -> list[Record]:
+def omitted_names(summary: str, records: Sequence[IndexedT]) -> list[IndexedT]:
     """The records whose name the summary never mentions as a whole word."""
     return [record for record in records if not _mentions(summary, record.name)]
 
 
-def repaired(summary: str, records: list[Record]) -> tuple[str, list[Record]]:
+def repaired(summary: str, records: Sequence[IndexedT]) -> tuple[str, list[IndexedT]]:
     """The summary with every record it omitted appended as its index line, and those records."""
     omitted = omitted_names(summary, records)
     if not omitted:
@@ -93,7 +94,7 @@ def repaired(summary: str, records: list[Record]) -> tuple[str, list[Record]]:
 
 
 def new_compact(
-    records: list[Record],
+    records: Sequence[Indexed],
     summary: str,
     *,
     generator: str,
@@ -113,18 +114,18 @@ def new_compact(
     )
 
 
-def sizes(records: list[Record], candidate: Compact) -> tuple[int, int]:
+def sizes(records: Sequence[Indexed], candidate: Compact) -> tuple[int, int]:
     """Bytes of the section without any compact, and with the candidate (nothing newer)."""
-    return size_of(assemble(records, None, [])), size_of(assemble(records, candidate, []))
+    return assembled_size(records, None, []), assembled_size(records, candidate, [])
 
 
-def shrinks(records: list[Record], candidate: Compact) -> bool:
+def shrinks(records: Sequence[Indexed], candidate: Compact) -> bool:
     """True if the assembled section with the candidate is strictly smaller than without."""
     without, with_candidate = sizes(records, candidate)
     return with_candidate < without
 
 
-def reject(records: list[Record], candidate: Compact, *, kept_old: bool) -> CompactRejected:
+def reject(records: Sequence[Indexed], candidate: Compact, *, kept_old: bool) -> CompactRejected:
     """The error for a candidate that does not shrink the section, with both sizes."""
     without, with_candidate = sizes(records, candidate)
     kept = "the previous compact is kept and still injected" if kept_old else "no compact"

@@ -7,13 +7,13 @@ the advisory size, a one-line pointer to `lazy doctor` for builders, never count
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Sequence
 from enum import StrEnum
 
 from pydantic import BaseModel
 
 from lazy_memory.engine.compact import Compact
-from lazy_memory.engine.index import index_line
-from lazy_memory.engine.records import Record
+from lazy_memory.engine.index import Indexed, IndexedT, index_line
 
 PREAMBLE = (
     "# Project memory\n"
@@ -67,50 +67,66 @@ class LaunchContext(BaseModel):
 
 def size_of(text: str) -> int:
     """A section's size: its UTF-8 bytes."""
-    return len(text.encode("utf-8"))
+    # ASCII text is its own UTF-8: no need to encode a copy of a many-megabyte section.
+    return len(text) if text.isascii() else len(text.encode("utf-8"))
 
 
-def written_since(records: list[Record], compact: Compact) -> list[Record]:
+def written_since(records: Sequence[IndexedT], compact: Compact) -> list[IndexedT]:
     """Live records the compact does not cover at their current revision."""
     return [r for r in records if compact.watermark.get(r.name) != r.revision]
 
 
-def assemble(records: list[Record], compact: Compact | None, removed: list[str]) -> str:
+def assemble(records: Sequence[Indexed], compact: Compact | None, removed: Sequence[str]) -> str:
     """The section before any size pointer: what the size rules and never-grow measure.
 
     Descriptions sit inside their own line with whitespace collapsed, so no record can add
     a line that imitates the preamble, a heading or the unavailable marker.
     """
-    if compact is None:
-        lines = [index_line(record) for record in records] or [EMPTY]
-        return "\n".join([PREAMBLE, "", *lines]) + "\n"
-    parts = [compact.preamble, "", compact.summary.rstrip("\n")]
-    newer = written_since(records, compact)
-    if newer:
-        parts += ["", WRITTEN_SINCE, *(index_line(record) for record in newer)]
-    if removed:
-        parts += ["", REMOVED_SINCE, *(f"- {name}" for name in removed)]
-    return "\n".join(parts) + "\n"
+    return "\n".join(_parts(records, compact, removed))
+
+
+def assembled_size(
+    records: Sequence[Indexed], compact: Compact | None, removed: Sequence[str]
+) -> int:
+    """size_of(assemble(...)), measured line by line: the section itself is never built."""
+    size = -1  # n parts are joined by n - 1 newlines
+    for part in _parts(records, compact, removed):
+        size += size_of(part) + 1
+    return size
 
 
 def launch_context(
-    role: Role, records: list[Record], compact: Compact | None, removed: list[str], warn_bytes: int
+    role: Role,
+    records: Sequence[Indexed],
+    compact: Compact | None,
+    removed: Sequence[str],
+    warn_bytes: int,
 ) -> LaunchContext:
     """The section for a launch of role, with the builder's doctor pointer when over size."""
-    text = assemble(records, compact, removed)
-    size = size_of(text)
+    parts = list(_parts(records, compact, removed))
+    size = sum(map(size_of, parts)) + len(parts) - 1
     over = size > warn_bytes
     if over and role == Role.BUILDER:
-        text += DOCTOR_POINTER + "\n"
+        # Joined in, not appended: a many-megabyte section is never copied to add a line.
+        parts[-1:] = [DOCTOR_POINTER, ""]
     return LaunchContext(
         role=role,
-        text=text,
+        text="\n".join(parts),
         bytes=size,
         warn_bytes=warn_bytes,
         over_threshold=over,
         available=True,
         compacted=compact is not None,
     )
+
+
+def reframed(context: LaunchContext, role: Role) -> LaunchContext:
+    """The same section for a launch of another role: the doctor pointer added or taken off."""
+    text = context.text
+    if context.over_threshold and context.role != role:
+        pointer = DOCTOR_POINTER + "\n"
+        text = text + pointer if role == Role.BUILDER else text.removesuffix(pointer)
+    return context.model_copy(update={"role": role, "text": text})
 
 
 def unavailable_context(role: Role, error: str, warn_bytes: int) -> LaunchContext:
@@ -125,3 +141,37 @@ def unavailable_context(role: Role, error: str, warn_bytes: int) -> LaunchContex
         available=False,
         compacted=False,
     )
+
+
+def _parts(
+    records: Sequence[Indexed], compact: Compact | None, removed: Sequence[str]
+) -> Iterator[str]:
+    """The section's lines, one part each; the last is empty, for the final newline.
+
+    One at a time, so a measure of a 100,000-record section never holds all its lines.
+    """
+    if compact is None:
+        yield PREAMBLE
+        yield ""
+        empty = True
+        for record in records:
+            empty = False
+            yield index_line(record)
+        if empty:
+            yield EMPTY
+        yield ""
+        return
+    yield compact.preamble
+    yield ""
+    yield compact.summary.rstrip("\n")
+    newer = written_since(records, compact)
+    if newer:
+        yield ""
+        yield WRITTEN_SINCE
+        yield from map(index_line, newer)
+    if removed:
+        yield ""
+        yield REMOVED_SINCE
+        for name in removed:
+            yield f"- {name}"
+    yield ""

@@ -7,6 +7,7 @@ compact is never the thing to redo: regenerating it from the same records cannot
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 from enum import StrEnum
 
@@ -14,8 +15,9 @@ from pydantic import BaseModel
 
 from lazy_memory.engine.compact import Compact
 from lazy_memory.engine.compaction import mechanical_summary, new_compact, shrinks
-from lazy_memory.engine.context import assemble, size_of, written_since
-from lazy_memory.engine.records import Actor, ActorKind, Record
+from lazy_memory.engine.context import assembled_size, written_since
+from lazy_memory.engine.index import Indexed
+from lazy_memory.engine.records import Actor, ActorKind
 
 
 class Remedy(StrEnum):
@@ -45,7 +47,7 @@ class Diagnosis(BaseModel):
 
 
 def diagnose(
-    records: list[Record],
+    records: Sequence[Indexed],
     compact: Compact | None,
     removed: list[str],
     warn_bytes: int,
@@ -54,8 +56,8 @@ def diagnose(
     importable: list[str] | None = None,
 ) -> Diagnosis:
     """Measure what a launch injects and decide what, if anything, would help."""
-    size = size_of(assemble(records, compact, removed))
-    plain = size_of(assemble(records, None, []))
+    size = assembled_size(records, compact, removed)
+    plain = assembled_size(records, None, [])
     newer = [] if compact is None else [record.name for record in written_since(records, compact)]
     behind = compact is not None and bool(newer or removed)
     remedy, advice = _remedy(size, warn_bytes, records, compact, behind, now)
@@ -79,7 +81,7 @@ def diagnose(
 def _remedy(
     size: int,
     warn_bytes: int,
-    records: list[Record],
+    records: Sequence[Indexed],
     compact: Compact | None,
     behind: bool,
     now: datetime,

@@ -9,6 +9,7 @@ from typing import Protocol, runtime_checkable
 from pydantic import BaseModel, ConfigDict
 
 from lazy_memory.engine.compact import Compact
+from lazy_memory.engine.index import IndexEntry
 from lazy_memory.engine.records import Actor, HistoryEntry, Operation, Record, RecordContent
 from lazy_memory.engine.search import SearchHit, SearchQuery
 
@@ -23,6 +24,20 @@ class Storage(Protocol):
 
     async def list_records(self) -> list[Record]:
         """Every live record, ordered by name."""
+        ...
+
+    async def list_index(self) -> list[IndexEntry]:
+        """Every live record's index entry (no body), ordered by name: what a launch injects."""
+        ...
+
+    async def change_marker(self) -> str:
+        """A cheap marker of the store's state; no record is read.
+
+        Every committed write, whichever process made it (a save, removal or import, a change
+        of the compact slot), moves it to a value it never had before, reopened handles
+        included. So a reader that gets a marker, reads, and later gets the same marker again
+        knows nothing was written in between: what it read is still what the store holds.
+        """
         ...
 
     async def get_record(self, name: str) -> Record:

@@ -15,9 +15,9 @@ from lazy_memory.engine.context import (
     OVER_THRESHOLD_LOG,
     LaunchContext,
     Role,
-    assemble,
+    assembled_size,
     launch_context,
-    size_of,
+    reframed,
     unavailable_context,
     written_since,
 )
@@ -34,6 +34,7 @@ from lazy_memory.engine.errors import (
 )
 from lazy_memory.engine.identity import Identity
 from lazy_memory.engine.importing import HarnessReader, ImportPlan, plan_import
+from lazy_memory.engine.index import IndexEntry
 from lazy_memory.engine.moving import MoveReport, move_store
 from lazy_memory.engine.ports import Clock, Storage, Summarizer
 from lazy_memory.engine.records import (
@@ -107,10 +108,16 @@ class MemoryService:
         self.summarizer = summarizer
         self.harness = harness
         self._warned_over_threshold = False
+        # The last launch contexts (by role) and the store's change marker they were read under.
+        self._contexts: tuple[str, dict[Role, LaunchContext]] | None = None
 
     async def list_records(self) -> list[Record]:
         """Every live record, ordered by name."""
         return await self.storage.list_records()
+
+    async def index(self) -> list[IndexEntry]:
+        """Every live record's index entry (no body), ordered by name."""
+        return await self.storage.list_index()
 
     async def recall(self, name: str) -> Record:
         """One live record in full."""
@@ -190,14 +197,14 @@ class MemoryService:
         """The memory section for a launch of role; never raises, never blocks the launch.
 
         A store that cannot be read gives the UNAVAILABLE marker (and an error in the log),
-        which no model can mistake for an empty store.
+        which no model can mistake for an empty store. The section is assembled again only
+        when the store's change marker has moved, so a write by any process shows at once.
         """
         try:
-            records, compact, removed = await self._injected_state()
+            context = await self._launch_context(role)
         except LazyMemoryError as error:
             logger.error("memory context unavailable: %s", error)
             return unavailable_context(role, str(error), self.warn_bytes)
-        context = launch_context(role, records, compact, removed, self.warn_bytes)
         if context.over_threshold and not self._warned_over_threshold:
             self._warned_over_threshold = True
             logger.warning(OVER_THRESHOLD_LOG)
@@ -205,7 +212,7 @@ class MemoryService:
 
     async def compact_plan(self, mode: Mode) -> CompactPlan:
         """What a compaction in mode would do, to show the user before any model call."""
-        records = await self.storage.list_records()
+        records = await self.storage.list_index()
         if not records:
             raise CompactRejected("there are no records to compact")
         current = await self.storage.get_compact()
@@ -229,12 +236,14 @@ class MemoryService:
         llm fails loudly instead. A rejected candidate writes nothing.
         """
         self._require_writer()
-        records = await self.storage.list_records()
+        # The section is about to change, and a big store's cached one would only add to
+        # this call's peak memory.
+        self._contexts = None
+        records = await self.storage.list_index()
         if not records:
             raise CompactRejected("there are no records to compact")
-        kept_old = await self.storage.get_compact() is not None
         fallback_reason: str | None = None
-        omitted: list[Record] = []
+        omitted: list[IndexEntry] = []
         candidate: Compact | None = None
         if mode is not Mode.MECHANICAL:
             try:
@@ -245,7 +254,7 @@ class MemoryService:
                 fallback_reason = error.message
             if candidate is not None and not compaction.shrinks(records, candidate):
                 if mode is Mode.LLM:
-                    raise compaction.reject(records, candidate, kept_old=kept_old)
+                    raise await self._rejected(records, candidate)
                 without, with_candidate = compaction.sizes(records, candidate)
                 fallback_reason = (
                     f"the model's summary would not shrink the section ({with_candidate} bytes "
@@ -257,12 +266,16 @@ class MemoryService:
                 records, compaction.mechanical_summary(records), compaction.MECHANICAL, None
             )
             if not compaction.shrinks(records, candidate):
-                raise compaction.reject(records, candidate, kept_old=kept_old)
-        await self.storage.put_compact(candidate)
+                raise await self._rejected(records, candidate)
         without, with_candidate = compaction.sizes(records, candidate)
+        record_count = len(records)
+        # At 100,000 records the index is tens of megabytes: let it go before the compact is
+        # serialized for the store, and answered.
+        del records
+        await self.storage.put_compact(candidate)
         return CompactOutcome(
             compact=candidate,
-            record_count=len(records),
+            record_count=record_count,
             bytes_without=without,
             bytes_with=with_candidate,
             fallback_reason=fallback_reason,
@@ -272,12 +285,13 @@ class MemoryService:
     async def compact_status(self) -> CompactStatus:
         """The compact, what it covers, and what was written or removed since."""
         records, compact, removed = await self._injected_state()
+        newer = [] if compact is None else written_since(records, compact)
         return CompactStatus(
             compact=compact,
             covered=0 if compact is None else len(compact.watermark),
-            bytes_with=size_of(assemble(records, compact, removed)),
-            bytes_without=size_of(assemble(records, None, [])),
-            written_since=[] if compact is None else written_since(records, compact),
+            bytes_with=assembled_size(records, compact, removed),
+            bytes_without=assembled_size(records, None, []),
+            written_since=await self._records_named([record.name for record in newer]),
             removed_since=removed,
         )
 
@@ -351,13 +365,37 @@ class MemoryService:
         ever_written = {entry.name for entry in await self.storage.history()}
         return plan_import(scan, ever_written)
 
-    async def _injected_state(self) -> tuple[list[Record], Compact | None, list[str]]:
-        records = await self.storage.list_records()
+    async def _launch_context(self, role: Role) -> LaunchContext:
+        """The context as the store holds it now, assembled again only if it was written.
+
+        The marker is read before the state it guards: a write landing in between leaves a
+        newer context under an older marker, which the next call reads again.
+        """
+        marker = await self.storage.change_marker()
+        if self._contexts is not None and self._contexts[0] == marker:
+            contexts = self._contexts[1]
+            if role not in contexts:
+                contexts[role] = reframed(next(iter(contexts.values())), role)
+            return contexts[role]
+        # Let go of the old section before assembling the new one: at 100,000 records each
+        # is megabytes.
+        self._contexts = None
+        context = launch_context(role, *await self._injected_state(), self.warn_bytes)
+        self._contexts = (marker, {role: context})
+        return context
+
+    async def _injected_state(self) -> tuple[list[IndexEntry], Compact | None, list[str]]:
+        records = await self.storage.list_index()
         compact = await self.storage.get_compact()
         removed = [] if compact is None else await self.storage.removed_since(compact.watermark)
         return records, compact, removed
 
-    async def _llm_candidate(self, records: list[Record]) -> tuple[Compact, list[Record]]:
+    async def _records_named(self, names: list[str]) -> list[Record]:
+        """The live records of these names in full, leaving out any removed meanwhile."""
+        found = [await self.find(name) for name in names]
+        return [record for record in found if record is not None]
+
+    async def _llm_candidate(self, records: list[IndexEntry]) -> tuple[Compact, list[IndexEntry]]:
         if self.summarizer is None:
             raise LLMUnavailable("no summarizer is configured")
         answer = await self.summarizer.summarize(compaction.summary_prompt(records))
@@ -367,8 +405,14 @@ class MemoryService:
         compact = self._new_compact(records, summary, self.summarizer.name, self.summarizer.model)
         return compact, omitted
 
+    async def _rejected(self, records: list[IndexEntry], candidate: Compact) -> CompactRejected:
+        # Only a rejection reads the old compact (to say it is kept): at 100,000 records it
+        # is megabytes to parse.
+        kept_old = await self.storage.get_compact() is not None
+        return compaction.reject(records, candidate, kept_old=kept_old)
+
     def _new_compact(
-        self, records: list[Record], summary: str, generator: str, model: str | None
+        self, records: list[IndexEntry], summary: str, generator: str, model: str | None
     ) -> Compact:
         return compaction.new_compact(
             records,

@@ -12,6 +12,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from lazy_memory.engine.compact import Compact, Watermark
+from lazy_memory.engine.index import IndexEntry
 from lazy_memory.engine.ports import Storage
 from lazy_memory.engine.records import (
     Actor,
@@ -78,6 +79,18 @@ class RecordsResult(BaseModel):
     records: list[Record]
 
 
+class IndexResult(BaseModel):
+    """Live records' index entries, ordered by name, each `[name, type, description, revision]`."""
+
+    entries: list[IndexEntry]
+
+
+class MarkerResult(BaseModel):
+    """The store's change marker: it moves with every committed write."""
+
+    marker: str
+
+
 class EntriesResult(BaseModel):
     """History entries in write order."""
 
@@ -104,6 +117,14 @@ class CompactSlotResult(BaseModel):
 
 async def _list_records(storage: Storage, _: NoParams) -> RecordsResult:
     return RecordsResult(records=await storage.list_records())
+
+
+async def _list_index(storage: Storage, _: NoParams) -> IndexResult:
+    return IndexResult(entries=await storage.list_index())
+
+
+async def _change_marker(storage: Storage, _: NoParams) -> MarkerResult:
+    return MarkerResult(marker=await storage.change_marker())
 
 
 async def _get_record(storage: Storage, params: NameParams) -> Record:
@@ -158,6 +179,8 @@ STORAGE_METHODS: dict[str, Method[Storage, Any, Any]] = {
     method.name: method
     for method in (
         Method("lazy/storage/list_records", NoParams, RecordsResult, _list_records),
+        Method("lazy/storage/list_index", NoParams, IndexResult, _list_index),
+        Method("lazy/storage/change_marker", NoParams, MarkerResult, _change_marker),
         Method("lazy/storage/get_record", NameParams, Record, _get_record),
         Method("lazy/storage/save_record", SaveRecordParams, Record, _save_record),
         Method("lazy/storage/remove_record", RemoveRecordParams, HistoryEntry, _remove_record),

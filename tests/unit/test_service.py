@@ -1,16 +1,22 @@
-"""MemoryService on a real SQLite store: the write gate, validation, and partial updates."""
+"""MemoryService on a real SQLite store: the write gate, validation, partial updates, and the
+context cache that another process's write must invalidate."""
 
 from __future__ import annotations
 
+import asyncio
+import sys
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from lazy_memory.adapters.sqlite import SqliteStorage
+from lazy_memory.engine.context import DOCTOR_POINTER, Role
 from lazy_memory.engine.errors import Conflict, InvalidRecord, NotFound, PermissionDenied
 from lazy_memory.engine.identity import Identity
+from lazy_memory.engine.index import IndexEntry
 from lazy_memory.engine.records import Actor, ActorKind, Operation
 from lazy_memory.engine.service import MemoryService
 
@@ -106,3 +112,145 @@ async def test_history_of_a_name_never_written_is_not_found(storage: SqliteStora
         Operation.SAVE,
         Operation.REMOVE,
     ]
+
+
+# The launch context is cached between calls, keyed by the store's change marker: every
+# write, by this process or another, must show in the very next context.
+
+ELSEWHERE = """
+import asyncio, sys
+from datetime import UTC, datetime
+from pathlib import Path
+from lazy_memory.adapters.sqlite import SqliteStorage
+from lazy_memory.engine.compact import Compact
+from lazy_memory.engine.records import Actor, ActorKind, RecordContent, RecordType
+
+async def main(path, action, name):
+    storage = await SqliteStorage.open(Path(path))
+    actor = Actor(kind=ActorKind.HUMAN, detail="elsewhere")
+    now = datetime.now(UTC)
+    if action == "save":
+        content = RecordContent(
+            name=name, type=RecordType.USER, description=f"saved elsewhere as {name}", body="b"
+        )
+        await storage.save_record(content, actor=actor, at=now)
+    elif action == "rm":
+        await storage.remove_record(name, actor=actor, at=now)
+    elif action == "compact":
+        await storage.put_compact(Compact(
+            preamble="# Compacted elsewhere", summary=f"- {name}: summarized elsewhere",
+            generator="mechanical", generated_at=now, generated_by=actor,
+            watermark=await storage.live_revisions(),
+        ))
+    else:
+        await storage.clear_compact()
+    await storage.aclose()
+
+asyncio.run(main(*sys.argv[1:]))
+"""
+
+
+async def elsewhere(path: Path, action: str, name: str = "") -> None:
+    """Write to the store at path from another process, as another engine would."""
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-c",
+        ELSEWHERE,
+        str(path),
+        action,
+        name,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    _, stderr = await asyncio.wait_for(process.communicate(), 120)
+    assert process.returncode == 0, stderr.decode()
+
+
+class CountingStorage:
+    """A storage that counts index reads, to see whether the context was assembled again."""
+
+    def __init__(self, inner: SqliteStorage) -> None:
+        self.inner = inner
+        self.index_reads = 0
+
+    async def list_index(self) -> list[IndexEntry]:
+        self.index_reads += 1
+        return await self.inner.list_index()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+
+async def test_the_context_is_assembled_again_only_after_a_write(storage: SqliteStorage) -> None:
+    counting = CountingStorage(storage)
+    service = MemoryService(counting, BUILDER, FixedClock())  # type: ignore[arg-type]
+    await service.save("first", type="project", description="the first", body="b")
+
+    first = await service.context(Role.AGENT)
+    again = await service.context(Role.BUILDER)
+    assert counting.index_reads == 1
+    assert again.text == first.text
+    assert again.role is Role.BUILDER
+
+    await service.save("second", type="project", description="the second", body="b")
+    after = await service.context(Role.AGENT)
+    assert counting.index_reads == 2
+    assert "- second (project): the second" in after.text
+
+
+async def test_the_context_shows_at_once_what_another_process_wrote(tmp_path: Path) -> None:
+    path = tmp_path / "shared.db"
+    storage = await SqliteStorage.open(path)
+    try:
+        service = MemoryService(storage, BUILDER, FixedClock())
+        await service.save("mine", type="project", description="saved here", body="b")
+        assert (await service.context(Role.AGENT)).text.count("\n- ") == 1
+
+        await elsewhere(path, "save", "theirs")
+        context = await service.context(Role.AGENT)
+        assert "- theirs (user): saved elsewhere as theirs" in context.text
+
+        await elsewhere(path, "rm", "mine")
+        context = await service.context(Role.AGENT)
+        assert "- mine (project)" not in context.text
+        assert "- theirs (user)" in context.text
+
+        await elsewhere(path, "compact", "theirs")
+        context = await service.context(Role.AGENT)
+        assert context.compacted
+        assert "- theirs: summarized elsewhere" in context.text
+
+        await elsewhere(path, "clear")
+        context = await service.context(Role.AGENT)
+        assert not context.compacted
+        assert "- theirs (user): saved elsewhere as theirs" in context.text
+    finally:
+        await storage.aclose()
+
+
+async def test_an_unreadable_store_is_never_served_from_the_cache(tmp_path: Path) -> None:
+    storage = await SqliteStorage.open(tmp_path / "memory.db")
+    service = MemoryService(storage, BUILDER, FixedClock())
+    await service.save("n", type="project", description="d", body="b")
+    assert (await service.context(Role.AGENT)).available
+
+    await storage.aclose()
+
+    context = await service.context(Role.AGENT)
+    assert not context.available
+    assert context.text.startswith("MEMORY INDEX UNAVAILABLE")
+
+
+async def test_each_role_gets_its_own_framing_from_the_cached_context(
+    storage: SqliteStorage,
+) -> None:
+    service = MemoryService(storage, BUILDER, FixedClock(), warn_bytes=10)
+    await service.save("n", type="project", description="d", body="b")
+
+    agent = await service.context(Role.AGENT)
+    builder = await service.context(Role.BUILDER)
+    agent_again = await service.context(Role.AGENT)
+
+    assert builder.text == agent.text + DOCTOR_POINTER + "\n"
+    assert agent_again == agent
+    assert builder.bytes == agent.bytes == len(agent.text.encode())
