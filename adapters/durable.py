@@ -36,6 +36,38 @@ def sync_directory(directory: Path) -> None:
         os.close(descriptor)
 
 
+def append_synced(target: Path, data: bytes, offset: int, mode: int = 0o644) -> None:
+    """Write data at offset in target (created if missing) and sync it to disk.
+
+    Whatever followed offset (a line a killed writer left half-written) is cut off first.
+    If anything fails, target is cut back to offset: it never keeps part of data.
+    """
+    flags = os.O_WRONLY | os.O_CLOEXEC
+    try:
+        descriptor = os.open(target, flags | os.O_CREAT | os.O_EXCL, mode)
+        created = True
+    except FileExistsError:
+        descriptor = os.open(target, flags)
+        created = False
+    try:
+        try:
+            if os.fstat(descriptor).st_size != offset:
+                os.ftruncate(descriptor, offset)
+            view, written = memoryview(data), 0
+            while written < len(data):
+                written += os.pwrite(descriptor, view[written:], offset + written)
+            os.fdatasync(descriptor)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.ftruncate(descriptor, offset)
+                os.fdatasync(descriptor)
+            raise
+    finally:
+        os.close(descriptor)
+    if created:
+        sync_directory(target.parent)
+
+
 def replace_file(target: Path, data: bytes, mode: int) -> None:
     """Replace target with data atomically: readers see the old file or the new, never part."""
     temp = stage(target, data, mode)
@@ -44,6 +76,21 @@ def replace_file(target: Path, data: bytes, mode: int) -> None:
     finally:
         temp.unlink(missing_ok=True)
     sync_directory(target.parent)
+
+
+@contextlib.contextmanager
+def try_lock(path: Path, mode: int = 0o644) -> Iterator[bool]:
+    """Take the exclusive flock on path if no one holds it: yields whether it was taken."""
+    descriptor = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, mode)
+    try:
+        try:
+            fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            yield False
+        else:
+            yield True
+    finally:
+        os.close(descriptor)
 
 
 @contextlib.contextmanager

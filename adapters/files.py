@@ -1,11 +1,9 @@
-"""The files backend: the store as plain JSON files in one directory, shared by many processes.
+"""The files backend: the store as plain files in one directory, shared by many processes.
 
-`memory-history.json` is the append-only list of writes and the source of truth;
-`memories.json` is the current state of every name ever written, plus how many history
-entries it reflects; `memory-compact.json` is the compact slot. Writers serialize on an
-exclusive `flock`, re-read both files under it and replace each file atomically by rename,
-the history first. A writer killed between the two renames leaves memories.json behind the
-history, and the next writer (or the next open) rolls it forward.
+`memory-history.json` is the history, one JSON object per line, append-only and the source
+of truth; `memories.json` is a checkpoint of the index over it; `memory-compact.json` is the
+compact slot. files_journal.py says how they are written and read; this module is the
+Storage port over them, and the one place their failures become the engine's errors.
 """
 
 from __future__ import annotations
@@ -13,19 +11,30 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import logging
 import os
 import stat
 import time
 from collections.abc import Callable, Iterator, Mapping
 from datetime import datetime
 from pathlib import Path
-from typing import Any, ParamSpec, TypeVar, cast
+from typing import ParamSpec, TypeVar
 
-from pydantic import BaseModel, TypeAdapter, ValidationError
+from pydantic import ValidationError
 
-from lazy_memory.adapters.durable import exclusive_lock, stage, sync_directory
+from lazy_memory.adapters.config import DEFAULT_POLL_SECONDS
+from lazy_memory.adapters.durable import replace_file
+from lazy_memory.adapters.files_journal import Index, Journal
 from lazy_memory.engine.compact import Compact
-from lazy_memory.engine.errors import Conflict, InvalidRecord, NotFound, StorageUnavailable
+from lazy_memory.engine.errors import (
+    Conflict,
+    InvalidRecord,
+    LazyMemoryError,
+    NotFound,
+    StorageUnavailable,
+)
+from lazy_memory.engine.index import IndexEntry
+from lazy_memory.engine.ports import ChangeListener
 from lazy_memory.engine.records import (
     Actor,
     HistoryEntry,
@@ -37,64 +46,94 @@ from lazy_memory.engine.records import (
 )
 from lazy_memory.engine.search import SearchHit, SearchIndex, SearchQuery
 
-_MEMORIES = "memories.json"
-_HISTORY = "memory-history.json"
 _COMPACT = "memory-compact.json"
-_LOCK = ".memory.lock"
 # put_compact takes no lock, so only a compact temp file this old is surely abandoned.
 _STALE_COMPACT_SECONDS = 3600.0
-_HISTORY_LIST = TypeAdapter(list[HistoryEntry])
 
 _P = ParamSpec("_P")
 _T = TypeVar("_T")
 _FileKey = tuple[int, int, int]
-
-
-class _Stored(Record):
-    """A name's latest state in memories.json; a tombstone keeps its last content."""
-
-    deleted: bool = False
-
-
-class _State(BaseModel):
-    """The whole of memories.json."""
-
-    history_length: int = 0
-    records: dict[str, _Stored] = {}
+logger = logging.getLogger(__name__)
 
 
 class FileStorage:
-    """The Storage port over JSON files under one directory, safe across processes."""
+    """The Storage port over JSON files under one directory, safe across processes.
 
-    def __init__(self, root: Path) -> None:
+    It is also a ChangeFeed: while anyone listens, every write it sees is announced, its own
+    as soon as they are committed, other processes' within poll_seconds. Reading only the
+    lines appended since it last looked, that costs nothing per record in the store.
+    """
+
+    def __init__(self, root: Path, poll_seconds: float = DEFAULT_POLL_SECONDS) -> None:
         self.root = root
-        self._memories = root / _MEMORIES
-        self._history = root / _HISTORY
+        self._poll_seconds = poll_seconds
+        self._listeners: list[ChangeListener] = []
+        self._watcher: asyncio.Task[None] | None = None
+        self._journal = Journal(root)
         self._compact = root / _COMPACT
-        self._lock = root / _LOCK
-        self._cache: dict[Path, tuple[_FileKey, Any]] = {}
-        # The search index of one parsed memories.json, held with it: the cache hands out
-        # the same state object until the file changes, so identity says the index is fresh.
-        self._search_index: tuple[_State, SearchIndex] | None = None
+        self._compact_cache: tuple[_FileKey, Compact] | None = None
+        # The search index and the generation of the journal's index it was built at.
+        self._search_index: tuple[int, SearchIndex] | None = None
+        # change_marker: this handle, and how often it has seen the files change.
+        self._handle = os.urandom(8).hex()
+        self._seen: tuple[object, ...] | None = None
+        self._changes = 0
 
     @classmethod
-    async def open(cls, root: Path) -> FileStorage:
-        """Open the store under root, creating the directory and recovering a torn write."""
-        storage = cls(root)
-        await storage._run(storage._open_sync)
+    async def open(cls, root: Path, poll_seconds: float = DEFAULT_POLL_SECONDS) -> FileStorage:
+        """Open the store under root, creating the directory and converting an old format."""
+        storage = cls(root, poll_seconds)
+        await storage._run(storage._journal.open)
         return storage
 
     async def list_records(self) -> list[Record]:
         """Every live record, ordered by name."""
-        records = (await self._run(self._state)).records
-        return [_public(records[name]) for name in sorted(records) if not records[name].deleted]
+
+        def records(index: Index) -> list[Record]:
+            slots = [index.slots[name] for name in index.live]
+            return [record_after(entry) for entry in self._journal.entries_at(slots)]
+
+        return await self._read(records)
+
+    async def list_index(self) -> list[IndexEntry]:
+        """Every live record's index entry (no body), ordered by name."""
+
+        def entries(index: Index) -> list[IndexEntry]:
+            slots = index.slots
+            return [
+                IndexEntry(name, slots[name].type, slots[name].description, slots[name].revision)
+                for name in index.live
+            ]
+
+        return await self._read(entries)
+
+    async def change_marker(self) -> str:
+        """This handle, and how many changes of the files it has seen.
+
+        A change is a new end of the history (which only grows) or another compact file in
+        place, or none: the count moves with each, so clearing the compact never brings an
+        earlier marker back, and no other handle has this one's id.
+        """
+
+        def marker(index: Index) -> str:
+            seen = (index.history_file, index.offset, _key_of(self._compact))
+            if seen != self._seen:
+                self._seen = seen
+                self._changes += 1
+            return f"{self._handle}:{self._changes}"
+
+        return await self._read(marker)
 
     async def get_record(self, name: str) -> Record:
         """The live record called name; NotFound if it never existed or was removed."""
-        stored = (await self._run(self._state)).records.get(name)
-        if stored is None or stored.deleted:
-            raise NotFound(f"no live record named {name!r}")
-        return _public(stored)
+
+        def record(index: Index) -> Record:
+            slot = index.slots.get(name)
+            if slot is None or slot.removed:
+                raise NotFound(f"no live record named {name!r}")
+            return record_after(self._journal.entry_at(slot))
+
+        return await self._read(record)
 
     async def save_record(
         self,
@@ -107,8 +146,8 @@ class FileStorage:
     ) -> Record:
         """Create, update or revive a record as its next revision (Conflict on a CAS miss)."""
 
-        def change(state: _State) -> HistoryEntry:
-            current = state.records.get(content.name)
+        def change(index: Index) -> HistoryEntry:
+            current = index.slots.get(content.name)
             latest = current.revision if current is not None else 0
             if if_revision is not None and if_revision != latest:
                 raise Conflict(
@@ -119,173 +158,164 @@ class FileStorage:
                 content, revision=latest + 1, operation=operation, actor=actor, at=at
             )
 
-        return record_after(await self._run(self._commit, change))
+        return record_after(await self._run(self._journal.commit, change))
 
     async def remove_record(self, name: str, *, actor: Actor, at: datetime) -> HistoryEntry:
         """Tombstone a live record as its next revision; NotFound if it is not live."""
 
-        def change(state: _State) -> HistoryEntry:
-            current = state.records.get(name)
-            if current is None or current.deleted:
+        def change(index: Index) -> HistoryEntry:
+            current = index.slots.get(name)
+            if current is None or current.removed:
                 raise NotFound(f"no live record named {name!r}")
-            revision = current.revision + 1
             return history_entry(
-                current, revision=revision, operation=Operation.REMOVE, actor=actor, at=at
+                self._journal.entry_at(current),
+                revision=current.revision + 1,
+                operation=Operation.REMOVE,
+                actor=actor,
+                at=at,
             )
 
-        return await self._run(self._commit, change)
+        return await self._run(self._journal.commit, change)
 
     async def history(self, name: str | None = None) -> list[HistoryEntry]:
         """Every history entry in the order written, or those of one name (maybe none)."""
-        entries = await self._run(self._read, self._history, _HISTORY_LIST.validate_python)
-        return [entry for entry in entries or [] if name is None or entry.name == name]
+        entries = await self._read(lambda _: self._journal.history())
+        return [entry for entry in entries if name is None or entry.name == name]
 
     async def live_revisions(self) -> dict[str, int]:
         """The current revision of every live record."""
-        records = (await self._run(self._state)).records
-        return {name: stored.revision for name, stored in records.items() if not stored.deleted}
+        return await self._read(
+            lambda index: {name: index.slots[name].revision for name in index.live}
+        )
 
     async def removed_since(self, watermark: Mapping[str, int]) -> list[str]:
         """Names in watermark that are tombstoned now, in name order."""
-        records = (await self._run(self._state)).records
-        return sorted(name for name in watermark if name in records and records[name].deleted)
+
+        def removed(index: Index) -> list[str]:
+            slots = index.slots
+            return sorted(name for name in watermark if name in slots and slots[name].removed)
+
+        return await self._read(removed)
 
     async def search(self, query: SearchQuery, limit: int) -> list[SearchHit]:
-        """The best limit live records for query, from an index rebuilt when the file changes."""
-        return await self._run(self._search, query, limit)
+        """The best limit live records for query, from an index rebuilt after any write."""
+
+        def search(index: Index) -> list[SearchHit]:
+            if self._search_index is None or self._search_index[0] != index.generation:
+                slots = [index.slots[name] for name in index.live]
+                self._search_index = (
+                    index.generation,
+                    SearchIndex(self._journal.entries_at(slots)),
+                )
+            return self._search_index[1].search(query, limit)
+
+        return await self._read(search)
 
     async def get_compact(self) -> Compact | None:
         """The compact slot's content, or None when it is empty."""
-        return await self._run(self._read, self._compact, Compact.model_validate)
+        return await self._run(self._read_compact)
 
     async def put_compact(self, compact: Compact) -> None:
         """Overwrite the compact slot atomically."""
-        await self._run(self._replace_all, {self._compact: compact.model_dump(mode="json")})
+        data = json.dumps(compact.model_dump(mode="json"), ensure_ascii=False, indent=2) + "\n"
+        await self._run(self._replace_compact, data.encode("utf-8"))
 
     async def clear_compact(self) -> None:
         """Empty the compact slot."""
         await self._run(self._compact.unlink, missing_ok=True)
 
+    async def subscribe(self, listener: ChangeListener) -> None:
+        """Call listener with every write committed from now on, this process's included."""
+        self._listeners.append(listener)
+        if self._watcher is None:
+            try:
+                await self._run(self._journal.record_changes, True)
+            except LazyMemoryError as error:
+                logger.warning("cannot look for changes in the store: %s", error.message)
+            self._watcher = asyncio.create_task(self._watch())
+
+    async def unsubscribe(self, listener: ChangeListener) -> None:
+        """Stop calling listener; looking for other processes' writes stops with the last."""
+        with contextlib.suppress(ValueError):
+            self._listeners.remove(listener)
+        if not self._listeners:
+            await self._stop_watching()
+
     async def aclose(self) -> None:
-        """Forget cached file contents; no lock or handle outlives an operation."""
-        self._cache.clear()
+        """Close the history and forget everything read from the files."""
+        self._listeners.clear()
+        await self._stop_watching()
+        self._compact_cache = None
         self._search_index = None
+        await self._run(self._journal.close)
+
+    async def _read(self, operation: Callable[[Index], _T]) -> _T:
+        return await self._run(self._journal.read, operation)
 
     async def _run(self, func: Callable[_P, _T], *args: _P.args, **kwargs: _P.kwargs) -> _T:
-        # The one boundary every operation crosses: off the event loop, errors translated.
-        with _translated(self.root):
-            return await asyncio.to_thread(func, *args, **kwargs)
-
-    def _open_sync(self) -> None:
-        self.root.mkdir(parents=True, exist_ok=True)
-        with exclusive_lock(self._lock):
-            state, history = self._load_locked()
-            if _roll_forward(state, history):
-                self._replace_all({self._memories: state.model_dump(mode="json")})
-
-    def _commit(self, change: Callable[[_State], HistoryEntry]) -> HistoryEntry:
-        """Append the entry change makes from the current state, both files replaced."""
-        with exclusive_lock(self._lock):
-            state, history = self._load_locked()
-            _roll_forward(state, history)  # finish a torn write before judging this one
-            entry = change(state)
-            history.append(entry)
-            _roll_forward(state, history)
-            self._replace_all(
-                {
-                    self._history: [item.model_dump(mode="json") for item in history],
-                    self._memories: state.model_dump(mode="json"),
-                }
-            )
-            # Only under the lock is the file on disk surely the one just written.
-            self._remember(self._history, history)
-            self._remember(self._memories, state)
-        return entry
-
-    def _load_locked(self) -> tuple[_State, list[HistoryEntry]]:
-        """Both files parsed afresh (another process may have written), stale temps removed."""
-        self._remove_stale_temps()
-        state = self._read(self._memories, _State.model_validate, fresh=True) or _State()
-        history = self._read(self._history, _HISTORY_LIST.validate_python, fresh=True) or []
-        if state.history_length > len(history):
-            raise StorageUnavailable(
-                f"the store at {self._memories} is corrupt: it reflects {state.history_length} "
-                f"history entries but {self._history.name} holds {len(history)}"
-            )
-        return state, history
-
-    def _remove_stale_temps(self) -> None:
-        now = time.time()
-        for name in (_MEMORIES, _HISTORY, _COMPACT):
-            for temp in self.root.glob(f".{name}.*.tmp"):
-                with contextlib.suppress(FileNotFoundError):
-                    if name != _COMPACT or now - temp.stat().st_mtime > _STALE_COMPACT_SECONDS:
-                        temp.unlink()
-
-    def _state(self) -> _State:
-        return self._read(self._memories, _State.model_validate) or _State()
-
-    def _search(self, query: SearchQuery, limit: int) -> list[SearchHit]:
-        state = self._state()
-        if self._search_index is None or self._search_index[0] is not state:
-            live = [stored for stored in state.records.values() if not stored.deleted]
-            self._search_index = (state, SearchIndex(live))
-        return self._search_index[1].search(query, limit)
-
-    def _read(self, path: Path, parse: Callable[[Any], _T], *, fresh: bool = False) -> _T | None:
-        """The parsed file, None if absent; unchanged files come from the cache unless fresh."""
+        # The one boundary every operation crosses: off the event loop, errors translated;
+        # the writes it came across are announced back on the loop, to whoever listens.
         try:
-            file = path.open("rb")
+            with _translated(self.root):
+                return await asyncio.to_thread(func, *args, **kwargs)
+        finally:
+            if self._listeners:
+                for change in self._journal.take_changes():
+                    for listener in list(self._listeners):
+                        listener(change)
+
+    async def _watch(self) -> None:
+        while True:
+            await asyncio.sleep(self._poll_seconds)
+            try:
+                await self._read(_nothing)
+            except LazyMemoryError as error:
+                logger.warning("cannot look for changes in the store: %s", error.message)
+
+    async def _stop_watching(self) -> None:
+        if self._watcher is None:
+            return
+        self._watcher.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await self._watcher
+        self._watcher = None
+        await self._run(self._journal.record_changes, False)
+
+    def _read_compact(self) -> Compact | None:
+        try:
+            file = self._compact.open("rb")
         except FileNotFoundError:
             return None
-        with file, _translated(path):
+        with file, _translated(self._compact):
             key = _key(os.fstat(file.fileno()))
-            cached = self._cache.get(path)
-            if not fresh and cached is not None and cached[0] == key:
-                return cast(_T, cached[1])
-            value = parse(json.loads(file.read().decode("utf-8")))
-        if not fresh:
-            self._cache[path] = (key, value)
-        return value
+            if self._compact_cache is not None and self._compact_cache[0] == key:
+                return self._compact_cache[1]
+            compact = Compact.model_validate_json(file.read())
+        self._compact_cache = (key, compact)
+        return compact
 
-    def _remember(self, path: Path, value: object) -> None:
-        self._cache[path] = (_key(path.stat()), value)
-
-    def _replace_all(self, contents: Mapping[Path, object]) -> None:
-        """Write every file in order, each atomically: all temps staged before any rename."""
-        staged: list[tuple[Path, Path]] = []
-        try:
-            for target, data in contents.items():
-                staged.append((stage(target, _encode(data), _mode(target)), target))
-            for temp, target in staged:
-                os.replace(temp, target)
-                sync_directory(self.root)
-        finally:
-            for temp, _ in staged:
-                with contextlib.suppress(OSError):
-                    temp.unlink(missing_ok=True)
+    def _replace_compact(self, data: bytes) -> None:
+        now = time.time()
+        for temp in self.root.glob(f".{_COMPACT}.*.tmp"):
+            with contextlib.suppress(FileNotFoundError):
+                if now - temp.stat().st_mtime > _STALE_COMPACT_SECONDS:
+                    temp.unlink()
+        replace_file(self._compact, data, _mode(self._compact))
 
 
-def _roll_forward(state: _State, history: list[HistoryEntry]) -> bool:
-    """Apply the history entries state does not reflect yet; True if there were any."""
-    missing = history[state.history_length :]
-    for entry in missing:
-        deleted = entry.operation is Operation.REMOVE
-        state.records[entry.name] = _Stored(**dict(record_after(entry)), deleted=deleted)
-    state.history_length = len(history)
-    return bool(missing)
-
-
-def _public(stored: _Stored) -> Record:
-    return Record(**stored.model_dump(exclude={"deleted"}))
+def _nothing(_: Index) -> None:
+    """A read that only brings the index up to date (and so notes what changed)."""
 
 
 def _key(status: os.stat_result) -> _FileKey:
     return (status.st_ino, status.st_mtime_ns, status.st_size)
 
 
-def _encode(data: object) -> bytes:
-    return (json.dumps(data, ensure_ascii=False, indent=2) + "\n").encode("utf-8")
+def _key_of(path: Path) -> _FileKey | None:
+    try:
+        return _key(path.stat())
+    except FileNotFoundError:
+        return None
 
 
 def _mode(target: Path) -> int:

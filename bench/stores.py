@@ -7,8 +7,8 @@ by one would take most of the run:
 - sqlite: `SqliteStorage.open` creates and migrates the database once, then one transaction
   inserts every row, as `SqliteStorage` lays rows out (the records table and the history).
 - files: `memory-history.json`, the backend's source of truth, is written once in its own
-  format (a list of history entries); opening the store with `FileStorage.open` then rolls
-  `memories.json` forward from it, so the backend derives its own state.
+  format (one history entry per line, as JSON); opening the store with `FileStorage.open`
+  then writes the `memories.json` checkpoint from it, so the backend derives its own index.
 - postgres (only with LAZY_PG_DSN): `fill_store` through the backend itself, at up to
   POSTGRES_MAX_RECORDS records, since nothing outside it knows its schema.
 
@@ -17,7 +17,6 @@ A store is built once per run and copied (a folder copy) before anything writes 
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import sqlite3
@@ -173,9 +172,7 @@ def _sqlite_row(entry: HistoryEntry) -> Mapping[str, object]:
 
 async def _build_files(store: Store) -> None:
     store.data_dir.mkdir(parents=True)
-    history = [entry.model_dump(mode="json") for entry in corpus_history(store.records)]
-    (store.data_dir / "memory-history.json").write_text(
-        json.dumps(history, ensure_ascii=False, indent=2) + "\n", encoding="utf-8"
-    )
+    lines = (entry.model_dump_json() + "\n" for entry in corpus_history(store.records))
+    (store.data_dir / "memory-history.json").write_text("".join(lines), encoding="utf-8")
     storage = await open_storage(_settings(store))
     await storage.aclose()

@@ -1,0 +1,517 @@
+"""The files backend's history log and the index over it, shared by every process.
+
+`memory-history.json` holds the history as JSON Lines: one history entry per line, in the
+order written, never rewritten. A write takes an exclusive `flock`, reads what other
+processes appended since it last looked, appends its own line with one write and syncs it:
+that sync is the commit, so a save costs the same at any size of store. A writer killed
+mid-line leaves a last line without its newline: readers ignore it and the next writer cuts
+it off, so only whole, synced lines are history.
+
+`memories.json` is a checkpoint: the index of every name ever written as of the first
+`history_bytes` bytes of the history, one row per name (its type, description, revision,
+whether it is removed, and the offset and length of its latest entry's line). Opening the
+store reads it and replays only the lines after it; writers replace it atomically (temporary
+file, sync, rename) once the lines after it outnumber an eighth of its names, so neither the
+replay nor the rewriting ever dominates. It is derived: without it the whole history is
+replayed, but a checkpoint that cannot be read is an error, never silently replaced.
+
+Each process keeps the index in memory and brings it up to date from the files before every
+operation (two `stat` calls when nothing changed). Bodies stay on disk: a record is read from
+its line when asked for.
+
+The first format kept the history as one JSON array and every record in full in
+memories.json, both rewritten by every save; such a store is converted when it is opened.
+"""
+
+from __future__ import annotations
+
+import bisect
+import contextlib
+import json
+import logging
+import os
+import stat
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Final, Literal, NamedTuple, TypeVar
+
+from pydantic import BaseModel, TypeAdapter, ValidationError
+from pydantic_core import PydanticSerializationError
+
+from lazy_memory.adapters.durable import append_synced, exclusive_lock, replace_file, try_lock
+from lazy_memory.engine.errors import InvalidRecord, StorageUnavailable
+from lazy_memory.engine.ports import Change
+from lazy_memory.engine.records import HistoryEntry, Operation, RecordType
+
+HISTORY = "memory-history.json"
+CHECKPOINT = "memories.json"
+LOCK = ".memory.lock"
+FORMAT: Final = 2
+"""The format this module writes; the first one had no number."""
+
+CHECKPOINT_MIN_ENTRIES = 100
+"""Lines after the checkpoint that opening may always replay: fewer never warrant a new one."""
+CHECKPOINT_FRACTION = 8
+"""A new checkpoint once the lines after the last outnumber its names divided by this."""
+
+_READ_CHUNK = 1 << 22
+"""The most bytes one read of consecutive history lines takes at a time."""
+_COLUMNS = ("type", "description", "revision", "removed", "offset", "length")
+_FileKey = tuple[int, int, int]
+_T = TypeVar("_T")
+logger = logging.getLogger(__name__)
+
+
+class Slot(NamedTuple):
+    """A name's latest history entry as the index holds it: what an index line shows of it,
+    whether it removed the record, and where its line is in the history."""
+
+    type: RecordType
+    description: str
+    revision: int
+    removed: bool
+    offset: int
+    length: int
+
+
+class _Checkpoint(BaseModel):
+    """memories.json."""
+
+    format: Literal[2]
+    columns: tuple[str, ...] = _COLUMNS
+    history_entries: int
+    history_bytes: int
+    names: dict[str, Slot]
+
+
+_LEGACY_HISTORY = TypeAdapter(list[HistoryEntry])
+
+
+@dataclass
+class Index:
+    """Every name's latest history entry, as of the first `offset` bytes of one history file."""
+
+    history_file: tuple[int, int] | None = None
+    """The (device, inode) of the history file the offsets point into; None before one exists."""
+    checkpoint_key: _FileKey | None = None
+    """The memories.json this index started from, to notice another one replacing it."""
+    checkpoint_entries: int = 0
+    entries: int = 0
+    offset: int = 0
+    slots: dict[str, Slot] = field(default_factory=dict)
+    live: list[str] = field(default_factory=list)
+    """The names of live records, sorted."""
+    generation: int = 0
+    """Grows with every entry applied, so caches built from the index know when it moved."""
+
+    def apply(self, entry: HistoryEntry, offset: int, length: int) -> None:
+        """Take in the entry whose line starts at offset (the index's own end)."""
+        removed = entry.operation is Operation.REMOVE
+        previous = self.slots.get(entry.name)
+        was_live = previous is not None and not previous.removed
+        self.slots[entry.name] = Slot(
+            entry.type, entry.description, entry.revision, removed, offset, length
+        )
+        if was_live and removed:
+            del self.live[bisect.bisect_left(self.live, entry.name)]
+        elif not was_live and not removed:
+            bisect.insort(self.live, entry.name)
+        self.entries += 1
+        self.offset = offset + length
+        self.generation += 1
+
+    def skip(self, length: int) -> None:
+        """Step over a blank line (a hand-edited history may hold one)."""
+        self.offset += length
+
+    def due_for_checkpoint(self) -> bool:
+        """True once replaying the lines after the checkpoint costs more than rewriting it."""
+        behind = self.entries - self.checkpoint_entries
+        return behind > max(CHECKPOINT_MIN_ENTRIES, len(self.slots) // CHECKPOINT_FRACTION)
+
+
+class Journal:
+    """The history log and its index under one directory; every method is thread-safe.
+
+    Methods raise StorageUnavailable for a corrupt store and let OSError through: the
+    backend translates those at its one boundary.
+    """
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.history_path = root / HISTORY
+        self.checkpoint_path = root / CHECKPOINT
+        self.lock_path = root / LOCK
+        # Guards the index and the read descriptor between the threads of one process; a
+        # writer takes the flock first, then this, never the other way round.
+        self._guard = threading.Lock()
+        self._index = Index()
+        self._reader: int | None = None
+        # The writes seen since take_changes() last ran, while someone listens (else None).
+        self._changes: list[Change] | None = None
+
+    def open(self) -> None:
+        """Convert a store of the first format, and write a checkpoint if one is due."""
+        self.root.mkdir(parents=True, exist_ok=True)
+        if self._legacy_history():
+            with exclusive_lock(self.lock_path), self._guard:
+                if self._legacy_history():
+                    self._convert_legacy()
+        with self._guard:
+            due = self._refreshed().due_for_checkpoint()
+        if due:
+            self._checkpoint_if_free()
+
+    def close(self) -> None:
+        """Close the read descriptor and forget the index."""
+        with self._guard:
+            self._close_reader()
+            self._index = Index()
+
+    def record_changes(self, recording: bool) -> None:
+        """Start (from now on) or stop noting each write seen, for take_changes()."""
+        with self._guard:
+            self._changes = [] if recording else None
+            if recording:
+                self._refreshed()  # what the files hold now is where changes count from
+                self._changes = []
+
+    def take_changes(self) -> list[Change]:
+        """The writes seen since the last call, this process's and others', in order."""
+        with self._guard:
+            if not self._changes:
+                return []
+            changes, self._changes = self._changes, []
+            return changes
+
+    def read(self, operation: Callable[[Index], _T]) -> _T:
+        """operation's answer on the index brought up to date, with nothing changing meanwhile."""
+        with self._guard:
+            return operation(self._refreshed())
+
+    def commit(self, change: Callable[[Index], HistoryEntry]) -> HistoryEntry:
+        """Append the entry change makes from the up-to-date index; it is durable on return."""
+        with exclusive_lock(self.lock_path), self._guard:
+            index = self._refreshed()
+            entry = change(index)
+            try:
+                line = entry.model_dump_json().encode("utf-8") + b"\n"
+            except PydanticSerializationError as error:  # a lone surrogate, say
+                raise InvalidRecord("the record is not valid UTF-8 text") from error
+            created = not self.history_path.exists()
+            # Under the flock no one else appends, so anything past the index's end is the
+            # torn line of a writer killed mid-write: the append writes over it.
+            append_synced(self.history_path, line, index.offset)
+            if created:
+                self._refreshed()  # the index now follows the new file, at its first line
+            else:
+                self._apply(index, entry, index.offset, len(line))
+            due = self._index.due_for_checkpoint()
+            if due:
+                self._checkpoint_quietly(self._index)
+        return entry
+
+    def entry_at(self, slot: Slot) -> HistoryEntry:
+        """The history entry a slot points at; call it inside read() or commit()."""
+        return self.entries_at([slot])[0]
+
+    def entries_at(self, slots: Sequence[Slot]) -> list[HistoryEntry]:
+        """The history entries the slots point at, in the same order, read in few calls."""
+        if not slots:
+            return []
+        descriptor = self._require_reader()
+        order = sorted(range(len(slots)), key=lambda number: slots[number].offset)
+        lines: list[bytes] = [b""] * len(slots)
+        start = 0
+        while start < len(order):
+            # One read for a run of consecutive lines, up to _READ_CHUNK bytes.
+            end = start + 1
+            first = slots[order[start]]
+            stop = first.offset + first.length
+            while end < len(order):
+                following = slots[order[end]]
+                if following.offset != stop or stop - first.offset >= _READ_CHUNK:
+                    break
+                stop += following.length
+                end += 1
+            chunk = os.pread(descriptor, stop - first.offset, first.offset)
+            for number in order[start:end]:
+                begin = slots[number].offset - first.offset
+                lines[number] = chunk[begin : begin + slots[number].length]
+            start = end
+        entries = []
+        for number, line in enumerate(lines):
+            slot = slots[number]
+            entry = self._parse(line, slot.offset)
+            if (entry.revision, entry.description) != (slot.revision, slot.description):
+                raise self._corrupt(
+                    f"{CHECKPOINT} points at byte {slot.offset} of {HISTORY}, which holds "
+                    "another entry"
+                )
+            entries.append(entry)
+        return entries
+
+    def history(self) -> list[HistoryEntry]:
+        """Every entry in the order written; call it inside read()."""
+        index = self._index
+        if index.offset == 0:
+            return []
+        descriptor = self._require_reader()
+        entries: list[HistoryEntry] = []
+        position = 0
+        while position < index.offset:
+            chunk = os.pread(descriptor, min(_READ_CHUNK, index.offset - position), position)
+            whole = chunk[: chunk.rfind(b"\n") + 1]
+            if not whole:  # a single line longer than the chunk
+                whole = os.pread(descriptor, index.offset - position, position)
+                whole = whole[: whole.find(b"\n") + 1]
+            for line in _lines(whole):
+                if line.strip():
+                    entries.append(self._parse(line, position))
+                position += len(line)
+        return entries
+
+    def _refreshed(self) -> Index:
+        """The index brought up to date with the files (under the guard)."""
+        checkpoint_key = _key_of(self.checkpoint_path)
+        history_file = _file_of(self.history_path)
+        index = self._index
+        if checkpoint_key != index.checkpoint_key or history_file != index.history_file:
+            index = self._reloaded()
+        elif history_file is not None:
+            self._catch_up(index)
+        return index
+
+    def _reloaded(self) -> Index:
+        """A new index from the checkpoint (if any) and the history lines after it."""
+        self._close_reader()
+        previous, self._index = self._index, Index()
+        recording, self._changes = self._changes, None
+        try:
+            index = self._rebuilt()
+        finally:
+            self._changes = recording
+        if recording is not None:
+            recording += _changes_between(previous.slots, index.slots)
+        self._index = index
+        return index
+
+    def _rebuilt(self) -> Index:
+        index = Index()
+        checkpoint, checkpoint_key = self._read_checkpoint()
+        with contextlib.suppress(FileNotFoundError):
+            self._reader = os.open(self.history_path, os.O_RDONLY | os.O_CLOEXEC)
+        if self._reader is not None:
+            status = os.fstat(self._reader)
+            index.history_file = (status.st_dev, status.st_ino)
+        if checkpoint is not None:
+            self._check_checkpoint(checkpoint)
+            index.checkpoint_entries = index.entries = checkpoint.history_entries
+            index.offset = checkpoint.history_bytes
+            index.slots = checkpoint.names
+            index.live = sorted(name for name, slot in index.slots.items() if not slot.removed)
+        index.checkpoint_key = checkpoint_key
+        if self._reader is not None:
+            self._catch_up(index)
+        return index
+
+    def _catch_up(self, index: Index) -> None:
+        """Apply the whole lines appended after the index's end."""
+        descriptor = self._require_reader()
+        size = os.fstat(descriptor).st_size
+        if size < index.offset:
+            raise self._corrupt(f"it is shorter than the {index.offset} bytes already read")
+        while size > index.offset:
+            chunk = os.pread(descriptor, min(_READ_CHUNK, size - index.offset), index.offset)
+            whole = chunk[: chunk.rfind(b"\n") + 1]
+            if not whole:
+                if len(chunk) < _READ_CHUNK:
+                    return  # only a line still being written, or a torn one
+                whole = os.pread(descriptor, size - index.offset, index.offset)
+                whole = whole[: whole.find(b"\n") + 1]
+                if not whole:
+                    return
+            for line in _lines(whole):
+                if line.strip():
+                    self._apply(index, self._parse(line, index.offset), index.offset, len(line))
+                else:
+                    index.skip(len(line))
+
+    def _apply(self, index: Index, entry: HistoryEntry, offset: int, length: int) -> None:
+        index.apply(entry, offset, length)
+        if self._changes is not None:
+            change = Change(name=entry.name, revision=entry.revision, operation=entry.operation)
+            self._changes.append(change)
+
+    def _read_checkpoint(self) -> tuple[_Checkpoint | None, _FileKey | None]:
+        try:
+            with self.checkpoint_path.open("rb") as file:
+                key = _key(os.fstat(file.fileno()))
+                data = file.read()
+        except FileNotFoundError:
+            return None, None
+        try:
+            return _Checkpoint.model_validate_json(data), key
+        except ValidationError as error:
+            if _is_legacy_checkpoint(data):
+                return None, key  # the first format's: the history says all it said
+            raise self._corrupt(_reason(error), self.checkpoint_path) from error
+
+    def _check_checkpoint(self, checkpoint: _Checkpoint) -> None:
+        """Refuse a checkpoint that reaches past the history or into the middle of a line."""
+        end = checkpoint.history_bytes
+        if end == 0:
+            return
+        last = b"" if self._reader is None else os.pread(self._reader, 1, end - 1)
+        if last != b"\n":
+            holds = 0 if self._reader is None else os.fstat(self._reader).st_size
+            raise self._corrupt(
+                f"it reflects {checkpoint.history_entries} history entries ({end} bytes) but "
+                f"{HISTORY} holds {holds} bytes that do not end one there",
+                self.checkpoint_path,
+            )
+
+    def _checkpoint_if_free(self) -> None:
+        """Write a checkpoint unless another process holds the lock or the store is read-only."""
+        try:
+            with try_lock(self.lock_path) as locked:
+                if not locked:
+                    return
+                with self._guard:
+                    index = self._refreshed()
+                    if index.due_for_checkpoint():
+                        self._checkpoint_quietly(index)
+        except OSError as error:
+            logger.info("no checkpoint of %s: %s", self.checkpoint_path, error)
+
+    def _checkpoint_quietly(self, index: Index) -> None:
+        """Write the checkpoint; a failure (a full disk) only means a longer replay later."""
+        try:
+            self._checkpoint(index)
+        except OSError as error:
+            logger.info("no checkpoint of %s: %s", self.checkpoint_path, error)
+
+    def _checkpoint(self, index: Index) -> None:
+        """Replace memories.json with the index (under the flock and the guard)."""
+        _remove_stale_temps(self.root)
+        checkpoint = _Checkpoint(
+            format=FORMAT,
+            history_entries=index.entries,
+            history_bytes=index.offset,
+            names=index.slots,
+        )
+        data = checkpoint.model_dump_json().encode("utf-8") + b"\n"
+        replace_file(self.checkpoint_path, data, _mode(self.checkpoint_path))
+        index.checkpoint_key = _key_of(self.checkpoint_path)
+        index.checkpoint_entries = index.entries
+
+    def _legacy_history(self) -> bool:
+        """True if the history is the first format's JSON array."""
+        try:
+            with self.history_path.open("rb") as file:
+                start = file.read(64).lstrip()
+        except FileNotFoundError:
+            return False
+        return start.startswith(b"[")
+
+    def _convert_legacy(self) -> None:
+        """Rewrite a first-format store in this format (under the flock and the guard)."""
+        _remove_stale_temps(self.root)
+        try:
+            entries = _LEGACY_HISTORY.validate_json(self.history_path.read_bytes())
+        except ValidationError as error:
+            raise self._corrupt(_reason(error)) from error
+        lines = b"".join(entry.model_dump_json().encode("utf-8") + b"\n" for entry in entries)
+        replace_file(self.history_path, lines, _mode(self.history_path))
+        # The old memories.json is ignored from now on; the checkpoint replaces it.
+        self._checkpoint(self._reloaded())
+
+    def _require_reader(self) -> int:
+        if self._reader is None:
+            raise self._corrupt(f"{HISTORY} is missing")
+        return self._reader
+
+    def _close_reader(self) -> None:
+        if self._reader is not None:
+            os.close(self._reader)
+            self._reader = None
+
+    def _parse(self, line: bytes, offset: int) -> HistoryEntry:
+        if not line.endswith(b"\n"):
+            raise self._corrupt(f"the entry at byte {offset} of {HISTORY} is cut short")
+        try:
+            return HistoryEntry.model_validate_json(line)
+        except ValidationError as error:
+            raise self._corrupt(f"the entry at byte {offset}: {_reason(error)}") from error
+
+    def _corrupt(self, reason: str, path: Path | None = None) -> StorageUnavailable:
+        return StorageUnavailable(f"the store at {path or self.history_path} is corrupt: {reason}")
+
+
+def _changes_between(before: dict[str, Slot], after: dict[str, Slot]) -> list[Change]:
+    """What leads from one index to the next, by name: for an index read afresh."""
+    return [
+        Change(
+            name=name,
+            revision=slot.revision,
+            operation=Operation.REMOVE if slot.removed else Operation.SAVE,
+        )
+        for name, slot in sorted(after.items())
+        if name not in before or before[name].revision != slot.revision
+    ]
+
+
+def _lines(whole: bytes) -> list[bytes]:
+    """The lines of whole lines of text, each with its newline."""
+    return [line + b"\n" for line in whole.split(b"\n")[:-1]]
+
+
+def _is_legacy_checkpoint(data: bytes) -> bool:
+    """True for the first format's memories.json: every record in full, no format number."""
+    try:
+        value = json.loads(data)
+    except ValueError:
+        return False
+    return isinstance(value, dict) and "history_length" in value and "format" not in value
+
+
+def _remove_stale_temps(root: Path) -> None:
+    """Temporary files of replacements that a killed process left (under the flock)."""
+    for name in (CHECKPOINT, HISTORY):
+        for temp in root.glob(f".{name}.*.tmp"):
+            with contextlib.suppress(FileNotFoundError):
+                temp.unlink()
+
+
+def _key(status: os.stat_result) -> _FileKey:
+    return (status.st_ino, status.st_mtime_ns, status.st_size)
+
+
+def _key_of(path: Path) -> _FileKey | None:
+    try:
+        return _key(path.stat())
+    except FileNotFoundError:
+        return None
+
+
+def _file_of(path: Path) -> tuple[int, int] | None:
+    try:
+        status = path.stat()
+    except FileNotFoundError:
+        return None
+    return (status.st_dev, status.st_ino)
+
+
+def _mode(target: Path) -> int:
+    try:
+        return stat.S_IMODE(target.stat().st_mode)
+    except FileNotFoundError:
+        return 0o644
+
+
+def _reason(error: ValidationError) -> str:
+    first = error.errors()[0]
+    location = ".".join(str(part) for part in first["loc"]) or "top level"
+    return f"{location}: {first['msg']}"
