@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
-from lazy_memory.adapters.clock import SystemClock
-from lazy_memory.adapters.config import Settings
 from lazy_memory.engine.errors import InvalidConfig
-from lazy_memory.engine.identity import Identity
-from lazy_memory.engine.importing import HarnessScan
-from lazy_memory.engine.ports import Storage
-from lazy_memory.engine.service import MemoryService
+
+if TYPE_CHECKING:
+    # Imported where they are used: `lazy --help` and every command's parser need only this
+    # module's names, and the engine's models cost a command start tens of milliseconds.
+    from lazy_memory.adapters.config import Settings
+    from lazy_memory.engine.identity import Identity
+    from lazy_memory.engine.importing import HarnessScan
+    from lazy_memory.engine.ports import Storage
+    from lazy_memory.engine.service import MemoryService
 
 BACKENDS = ("sqlite", "files", "postgres", "remote")
 """Every storage backend by the name `[storage] backend` and LAZY_STORAGE use."""
@@ -25,7 +29,7 @@ async def open_storage(settings: Settings) -> Storage:
     if settings.backend == "files":
         from lazy_memory.adapters.files import FileStorage
 
-        return await FileStorage.open(settings.data_dir)
+        return await FileStorage.open(settings.data_dir, settings.poll_seconds)
     if settings.backend == "postgres":
         from lazy_memory.adapters.postgres import PostgresStorage
 
@@ -48,7 +52,9 @@ async def open_storage(settings: Settings) -> Storage:
 
 def service_factory(settings: Settings, storage: Storage) -> Callable[[Identity], MemoryService]:
     """Build services over one storage, one per session identity, configured from settings."""
+    from lazy_memory.adapters.clock import SystemClock
     from lazy_memory.adapters.summarizers import open_summarizer
+    from lazy_memory.engine.service import MemoryService
 
     summarizer = open_summarizer(settings)
     harness = _HarnessOnDemand(settings)

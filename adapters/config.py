@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,12 +15,14 @@ DEFAULT_BACKEND = "sqlite"
 DEFAULT_WARN_BYTES = 4096
 DEFAULT_COMPACT_MODEL = "claude-haiku-4-5"
 DEFAULT_COMPACT_TIMEOUT_SECONDS = 120.0
+DEFAULT_POLL_SECONDS = 2.0
 
 _KNOWN_KEYS: dict[str, set[str]] = {
     "storage": {"backend", "data_dir", "pg_dsn", "project"},
     "memory": {"warn_bytes"},
     "remote": {"address", "ca_file"},
     "compact": {"model", "command", "timeout_seconds"},
+    "engine": {"poll_seconds"},
 }
 
 
@@ -43,6 +44,7 @@ class Settings:
     compact_model: str = DEFAULT_COMPACT_MODEL
     compact_command: str | None = None
     compact_timeout_seconds: float = DEFAULT_COMPACT_TIMEOUT_SECONDS
+    poll_seconds: float = DEFAULT_POLL_SECONDS
     offline: bool = False
     warnings: tuple[str, ...] = field(default=())
 
@@ -70,6 +72,7 @@ def load_settings(cwd: Path | None = None, environ: Mapping[str, str] | None = N
     memory = _section(table, "memory")
     remote = _section(table, "remote")
     compact = _section(table, "compact")
+    engine = _section(table, "engine")
 
     data_dir = root / ".lazy"
     if "data_dir" in storage:
@@ -92,6 +95,10 @@ def load_settings(cwd: Path | None = None, environ: Mapping[str, str] | None = N
     timeout = compact.get("timeout_seconds", DEFAULT_COMPACT_TIMEOUT_SECONDS)
     if not isinstance(timeout, int | float) or isinstance(timeout, bool) or timeout <= 0:
         raise InvalidConfig(f"{root / CONFIG_FILE}: compact.timeout_seconds must be positive")
+    poll_seconds = _positive_seconds(
+        environ.get("LAZY_POLL_SECONDS") or engine.get("poll_seconds", DEFAULT_POLL_SECONDS),
+        "engine.poll_seconds (LAZY_POLL_SECONDS)",
+    )
 
     return Settings(
         root=root,
@@ -110,6 +117,7 @@ def load_settings(cwd: Path | None = None, environ: Mapping[str, str] | None = N
             None if "command" not in compact else _string(compact["command"], "compact.command")
         ),
         compact_timeout_seconds=float(timeout),
+        poll_seconds=poll_seconds,
         offline=environ.get("LAZY_OFFLINE", "") not in ("", "0"),
         warnings=tuple(warnings),
     )
@@ -118,6 +126,8 @@ def load_settings(cwd: Path | None = None, environ: Mapping[str, str] | None = N
 def _read_config_file(path: Path) -> tuple[dict[str, Any], list[str]]:
     if not path.exists():
         return {}, []
+    import tomllib  # only a project with a lazy.toml pays for the parser
+
     try:
         table = tomllib.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError) as error:
@@ -140,6 +150,16 @@ def _read_config_file(path: Path) -> tuple[dict[str, Any], list[str]]:
 def _section(table: dict[str, Any], name: str) -> dict[str, Any]:
     value = table.get(name, {})
     return value if isinstance(value, dict) else {}
+
+
+def _positive_seconds(value: object, key: str) -> float:
+    try:
+        seconds = float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        seconds = 0.0
+    if isinstance(value, bool) or not seconds > 0:
+        raise InvalidConfig(f"{CONFIG_FILE}: {key} must be a positive number of seconds")
+    return seconds
 
 
 def _string(value: object, key: str) -> str:

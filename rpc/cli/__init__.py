@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
 import os
 import sys
-import traceback
 from collections.abc import Sequence
 from typing import Any
 
@@ -22,6 +20,9 @@ from lazy_memory.engine.errors import (
     PermissionDenied,
     StorageUnavailable,
 )
+
+# Each command module builds its parser without importing the engine's models (pydantic)
+# or a backend: those are imported on the run path of the commands that use them.
 from lazy_memory.rpc.cli import doctor, engine, init, mcp, memory, search
 from lazy_memory.rpc.cli.common import UsageError
 
@@ -64,6 +65,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the `lazy` command line and return its exit status."""
     parser = build_parser()
     arguments = parser.parse_args(argv)
+    import asyncio  # after parsing: `--help`, `--version` and usage errors never need it
+
     try:
         status: int = asyncio.run(arguments.run(arguments))
         sys.stdout.flush()
@@ -81,6 +84,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     except Exception as error:
         if arguments.debug:
+            import traceback
+
             traceback.print_exc()
         print(
             f"lazy: internal error: {type(error).__name__}: {error} (rerun with --debug "
@@ -92,6 +97,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _fail(arguments: argparse.Namespace, error: Exception, status: int) -> int:
     if arguments.debug:
+        import traceback
+
         traceback.print_exc()
     print(f"lazy: error: {error}", file=sys.stderr)
     return status

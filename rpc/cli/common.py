@@ -9,12 +9,14 @@ import os
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from typing import TYPE_CHECKING
 
 from lazy_memory.adapters import open_service
 from lazy_memory.adapters.config import load_settings
-from lazy_memory.engine.identity import Identity
-from lazy_memory.engine.records import Actor, ActorKind
-from lazy_memory.engine.service import MemoryService
+
+if TYPE_CHECKING:
+    from lazy_memory.engine.identity import Identity
+    from lazy_memory.engine.service import MemoryService
 
 
 class UsageError(Exception):
@@ -34,6 +36,10 @@ def common_flags() -> argparse.ArgumentParser:
 
 def human_identity(task_id: str | None) -> Identity:
     """The CLI's identity: the OS user, or an agent when LAZY_TASK_ID says it runs in one."""
+    # The engine's models are imported on the run path only: building the parser needs none.
+    from lazy_memory.engine.identity import Identity
+    from lazy_memory.engine.records import Actor, ActorKind
+
     try:
         user = getpass.getuser()
     except (KeyError, OSError):

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import argparse
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from lazy_memory.engine.compaction import CompactOutcome, Mode
-from lazy_memory.engine.context import Role
-from lazy_memory.engine.index import index_line
-from lazy_memory.engine.service import CompactPlan, CompactStatus
 from lazy_memory.rpc.cli.common import cli_service, print_json
+
+if TYPE_CHECKING:
+    from lazy_memory.engine.compaction import CompactOutcome
+    from lazy_memory.engine.service import CompactPlan, CompactStatus
 
 
 def add_commands(subcommands: Any, parent: argparse.ArgumentParser) -> None:
@@ -38,23 +38,25 @@ def add_commands(subcommands: Any, parent: argparse.ArgumentParser) -> None:
         "--mechanical",
         dest="mode",
         action="store_const",
-        const=Mode.MECHANICAL,
+        const="mechanical",
         help="group by type, every name and description kept; no model call",
     )
     action.add_argument(
         "--llm",
         dest="mode",
         action="store_const",
-        const=Mode.LLM,
+        const="llm",
         help="the model's summary only: fail instead of falling back",
     )
     action.add_argument("--show", action="store_true", help="show the compact and what is newer")
     action.add_argument("--clear", action="store_true", help="remove the compact")
-    compact.set_defaults(run=compact_index, mode=Mode.AUTO)
+    compact.set_defaults(run=compact_index, mode="auto")
 
 
 async def show_context(arguments: argparse.Namespace) -> int:
     """Print the section a launch of the given role would get."""
+    from lazy_memory.engine.context import Role
+
     async with cli_service() as service:
         context = await service.context(Role(arguments.role))
     if arguments.json:
@@ -66,6 +68,9 @@ async def show_context(arguments: argparse.Namespace) -> int:
 
 async def compact_index(arguments: argparse.Namespace) -> int:
     """Generate, show or clear the compact."""
+    from lazy_memory.engine.compaction import Mode
+
+    mode = Mode(arguments.mode)
     async with cli_service() as service:
         if arguments.show:
             status = await service.compact_status()
@@ -81,10 +86,10 @@ async def compact_index(arguments: argparse.Namespace) -> int:
             else:
                 print("Cleared the compact." if cleared else "There was no compact to clear.")
             return 0
-        plan = await service.compact_plan(arguments.mode)
+        plan = await service.compact_plan(mode)
         if not arguments.json:
             print(_plan_line(plan), flush=True)
-        outcome = await service.compact(arguments.mode)
+        outcome = await service.compact(mode)
     if arguments.json:
         print_json(outcome.model_dump(mode="json"))
     else:
@@ -93,6 +98,8 @@ async def compact_index(arguments: argparse.Namespace) -> int:
 
 
 def _plan_line(plan: CompactPlan) -> str:
+    from lazy_memory.engine.compaction import Mode
+
     last = (
         "there is no compact yet"
         if plan.last_generated_at is None
@@ -125,6 +132,8 @@ def _print_outcome(outcome: CompactOutcome) -> None:
 
 
 def _print_status(status: CompactStatus) -> None:
+    from lazy_memory.engine.index import index_line
+
     compact = status.compact
     if compact is None:
         print(

@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from lazy_memory.engine.doctor import Diagnosis, Remedy
 from lazy_memory.rpc.cli.common import UsageError, cli_service, common_flags, print_json
 from lazy_memory.rpc.cli.importing import IMPORT_HINT, run_import
 
-EXIT_STATUSES = {Remedy.NONE: 0, Remedy.COMPACT: 10, Remedy.CURATE: 11}
+if TYPE_CHECKING:
+    from lazy_memory.engine.doctor import Diagnosis
+
+# Keyed by the values of the engine's Remedy (a StrEnum, so its members find them), which
+# this module does not import until doctor runs.
+EXIT_STATUSES = {"none": 0, "compact": 10, "curate": 11}
 """doctor's exit status by remedy, for scripts: 0 nothing to do, 10 compact, 11 curate."""
 
 

@@ -71,6 +71,8 @@ def add_commands(commands: Any) -> None:
 async def run_engine(arguments: argparse.Namespace) -> int:
     """Serve one client on stdio, or many with --listen; pygls is imported only on this path."""
     from lazy_memory.adapters import open_storage, service_factory
+    from lazy_memory.adapters.polling import PollingFeed
+    from lazy_memory.engine.ports import ChangeFeed
     from lazy_memory.rpc.logs import configure_logging
     from lazy_memory.rpc.server import Session
 
@@ -80,9 +82,12 @@ async def run_engine(arguments: argparse.Namespace) -> int:
     serve = _daemon(arguments, settings) if arguments.listen else _stdio(arguments, settings)
     storage = await open_storage(settings)
     new_service = service_factory(settings, storage)
+    feed = (
+        storage if isinstance(storage, ChangeFeed) else PollingFeed(storage, settings.poll_seconds)
+    )
     try:
         return await serve(
-            lambda authenticate: Session(storage, new_service, authenticate, _version())
+            lambda authenticate: Session(storage, new_service, authenticate, _version(), feed)
         )
     finally:
         await storage.aclose()

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING
 
-from lazy_memory.engine.importing import ImportPlan
-from lazy_memory.engine.records import DESCRIPTION_MAX_LENGTH
-from lazy_memory.engine.service import ImportResult, MemoryService
 from lazy_memory.rpc.cli.common import UsageError, print_json
 from lazy_memory.rpc.cli.progress import ProgressPrinter
+
+if TYPE_CHECKING:
+    from lazy_memory.engine.importing import ImportPlan
+    from lazy_memory.engine.service import ImportResult, MemoryService
 
 IMPORT_HINT = "run `lazy doctor --import-memory` to import them"
 
@@ -76,6 +78,8 @@ async def run_import(service: MemoryService, *, yes: bool, as_json: bool) -> int
 
 
 def _report(result: ImportResult) -> None:
+    from lazy_memory.engine.records import DESCRIPTION_MAX_LENGTH
+
     print(f"\nImported {len(result.imported)} record(s), attributed to system:harness-import.")
     long = result.plan.long_descriptions
     if long:

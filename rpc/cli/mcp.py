@@ -8,7 +8,6 @@ from typing import Any
 
 from lazy_memory.adapters import open_service
 from lazy_memory.adapters.config import load_settings
-from lazy_memory.rpc.identity import builder_identity
 
 
 def add_commands(commands: Any) -> None:
@@ -26,6 +25,7 @@ def add_commands(commands: Any) -> None:
 async def serve(arguments: argparse.Namespace) -> int:
     """Serve the MCP tools over stdio as the session the environment names, then close."""
     # The MCP SDK takes about a second to import: only this command may pay for it.
+    from lazy_memory.rpc.identity import builder_identity
     from lazy_memory.rpc.mcp_tools import build_mcp_server
 
     settings = load_settings()

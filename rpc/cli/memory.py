@@ -7,12 +7,15 @@ import sys
 from datetime import UTC, datetime
 from typing import Any
 
-from lazy_memory.engine.index import collapse_whitespace
-from lazy_memory.engine.records import RecordType
 from lazy_memory.rpc.cli import compact, migrate
 from lazy_memory.rpc.cli.body import read_body
 from lazy_memory.rpc.cli.common import cli_service, common_flags, print_json
 from lazy_memory.rpc.cli.table import output_width, render
+
+# Spelled out so that building the parser imports none of the engine's models (pydantic);
+# tests/unit/test_cli.py holds it equal to RecordType.
+RECORD_TYPES = ("user", "feedback", "project", "reference")
+"""The record types, as the engine's RecordType names them."""
 
 
 def add_commands(commands: Any) -> None:
@@ -28,7 +31,7 @@ def add_commands(commands: Any) -> None:
     show.add_argument("name")
     show.set_defaults(run=show_record)
 
-    types = ", ".join(member.value for member in RecordType)
+    types = ", ".join(RECORD_TYPES)
     save = subcommands.add_parser(
         "save",
         parents=[parent],
@@ -66,18 +69,21 @@ def add_commands(commands: Any) -> None:
 
 async def list_records(arguments: argparse.Namespace) -> int:
     """Print the index: name, type and description of every live record."""
+    from lazy_memory.engine.index import collapse_whitespace
+
     async with cli_service() as service:
-        records = await service.list_records()
-    if arguments.json:
-        print_json([record.model_dump(mode="json") for record in records])
-        return 0
-    if not records:
+        if arguments.json:
+            print_json([record.model_dump(mode="json") for record in await service.list_records()])
+            return 0
+        # The table shows no bodies: the index read leaves them in the store.
+        entries = await service.index()
+    if not entries:
         print(
             'No records yet. Save one with: lazy memory save NAME -t TYPE -d "one line"',
             file=sys.stderr,
         )
         return 0
-    rows = [[r.name, r.type.value, collapse_whitespace(r.description)] for r in records]
+    rows = [[e.name, e.type.value, collapse_whitespace(e.description)] for e in entries]
     table = render(["NAME", "TYPE", "DESCRIPTION"], rows, output_width())
     print("\n".join(table.lines))
     if table.shortened:
@@ -143,6 +149,8 @@ async def remove_record(arguments: argparse.Namespace) -> int:
 
 async def show_history(arguments: argparse.Namespace) -> int:
     """Print every write, oldest first: when, what, which revision, and who."""
+    from lazy_memory.engine.index import collapse_whitespace
+
     async with cli_service() as service:
         entries = await service.history(arguments.name)
     if arguments.json:

@@ -5,13 +5,15 @@ from __future__ import annotations
 import argparse
 import dataclasses
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lazy_memory.adapters import BACKENDS, open_storage
 from lazy_memory.adapters.config import Settings, load_settings
-from lazy_memory.engine.moving import CompactMove, MoveReport
 from lazy_memory.rpc.cli.common import UsageError, cli_service, print_json
 from lazy_memory.rpc.cli.progress import ProgressPrinter
+
+if TYPE_CHECKING:
+    from lazy_memory.engine.moving import MoveReport
 
 _DATA_BACKENDS = ("sqlite", "files")
 """The backends that keep the store in a data directory (--to-data)."""
@@ -83,6 +85,8 @@ def _target(settings: Settings, arguments: argparse.Namespace) -> Settings:
 
 
 def _summary(report: MoveReport, route: str) -> str:
+    from lazy_memory.engine.moving import CompactMove
+
     if not report.copied and report.compact in (CompactMove.NONE, CompactMove.UNCHANGED):
         compact = " and the compact" if report.compact is CompactMove.UNCHANGED else ""
         return (

@@ -7,9 +7,14 @@ import os
 import sys
 from typing import Any
 
-from lazy_memory.engine.index import collapse_whitespace
-from lazy_memory.engine.search import DEFAULT_LIMIT, MARK_END, MARK_START, MAX_LIMIT
 from lazy_memory.rpc.cli.common import cli_service, common_flags, print_json
+
+# The engine's DEFAULT_LIMIT and MAX_LIMIT (engine/search.py), spelled out so that building
+# the parser imports none of the engine's models; tests/unit/test_cli.py holds them equal.
+DEFAULT_LIMIT = 20
+"""Hits shown when --limit is not given."""
+MAX_LIMIT = 200
+"""The most hits a search may ask for."""
 
 _BOLD_RED = "\x1b[1;31m"  # how grep marks its matches
 _RESET = "\x1b[0m"
@@ -42,6 +47,9 @@ def add_commands(commands: Any) -> None:
 
 async def search_records(arguments: argparse.Namespace) -> int:
     """Print the hits of a query: an index line each, then its snippet, indented."""
+    from lazy_memory.engine.index import collapse_whitespace
+    from lazy_memory.engine.search import MARK_END, MARK_START
+
     query = " ".join(arguments.query)
     async with cli_service() as service:
         hits = await service.search(query, arguments.limit)

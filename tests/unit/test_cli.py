@@ -1,0 +1,50 @@
+"""The `lazy` command line's start: its parser needs none of the engine's models or backends."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from lazy_memory.engine.doctor import Remedy
+from lazy_memory.engine.records import RecordType
+from lazy_memory.engine.search import DEFAULT_LIMIT, MAX_LIMIT
+from lazy_memory.rpc.cli import doctor, memory, search
+
+REPOSITORY = Path(__file__).parents[2]
+
+_PROBE = """
+import json, sys
+from lazy_memory.rpc.cli import build_parser
+build_parser().parse_args(["memory", "list"])
+print(json.dumps(sorted(sys.modules)))
+"""
+
+
+def test_building_the_parser_imports_neither_pydantic_nor_a_backend() -> None:
+    # Every command pays for what the parser imports: the models and drivers wait for the
+    # commands that use them.
+    environment = {**os.environ, "PYTHONPATH": str(REPOSITORY)}
+    probed = subprocess.run(
+        [sys.executable, "-c", _PROBE],
+        capture_output=True,
+        text=True,
+        check=True,
+        env=environment,
+        cwd=REPOSITORY,
+    )
+    modules = set(json.loads(probed.stdout))
+
+    heavy = {"pydantic", "asyncio", "aiosqlite", "asyncpg", "sqlite3", "pygls", "mcp", "yaml"}
+    assert modules & heavy == set()
+    assert not {module for module in modules if module.startswith("lazy_memory.engine.")} - {
+        "lazy_memory.engine.errors"
+    }
+
+
+def test_what_the_parser_spells_out_is_what_the_engine_defines() -> None:
+    assert tuple(member.value for member in RecordType) == memory.RECORD_TYPES
+    assert (search.DEFAULT_LIMIT, search.MAX_LIMIT) == (DEFAULT_LIMIT, MAX_LIMIT)
+    assert set(doctor.EXIT_STATUSES) == {member.value for member in Remedy}
