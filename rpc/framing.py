@@ -49,21 +49,24 @@ async def read_messages(
     reader: Reader,
     deliver: Callable[[dict[str, Any]], None],
     reply_error: Callable[[Any, int, str], None],
+    max_bytes: int | None = MAX_MESSAGE_BYTES,
 ) -> None:
     """Deliver each well-formed message until end of stream; answer the rest with errors.
 
+    A body over max_bytes is refused unread (None: no limit, for a trusted peer's answers).
     Raises FramingError when the headers are beyond repair (the caller closes).
     """
     while True:
         length = await _read_headers(reader)
         if length is None:
             return
-        if length > MAX_MESSAGE_BYTES:
-            await _discard(reader, length)
+        if max_bytes is not None and length > max_bytes:
+            if not await _discard(reader, length):
+                return
             reply_error(
                 None,
                 INVALID_REQUEST,
-                f"message of {length} bytes refused: the limit is {MAX_MESSAGE_BYTES} bytes",
+                f"message of {length} bytes refused: the limit is {max_bytes} bytes",
             )
             continue
         try:
@@ -109,12 +112,17 @@ async def _read_headers(reader: Reader) -> int | None:
                 raise FramingError(f"a negative Content-Length: {length}")
 
 
-async def _discard(reader: Reader, length: int) -> None:
+async def _discard(reader: Reader, length: int) -> bool:
+    """Read length bytes and drop them; False if the stream ends first (the client left)."""
     remaining = length
     while remaining:
         chunk = min(remaining, _DISCARD_CHUNK)
-        await reader.readexactly(chunk)
+        try:
+            await reader.readexactly(chunk)
+        except EOFError:  # IncompleteReadError: an oversized body that never fully arrived
+            return False
         remaining -= chunk
+    return True
 
 
 def _shape_problem(message: object) -> str | None:

@@ -18,11 +18,14 @@ from pydantic import (
     model_serializer,
     model_validator,
 )
+from pydantic_core import PydanticCustomError
 
 from lazy_memory.engine.compaction import CompactOutcome, Mode
 from lazy_memory.engine.context import LaunchContext, Role
 from lazy_memory.engine.doctor import Diagnosis
+from lazy_memory.engine.errors import NotFound
 from lazy_memory.engine.records import HistoryEntry, Record, RecordType
+from lazy_memory.engine.references import name_in_uri, record_markdown
 from lazy_memory.engine.search import DEFAULT_LIMIT, MAX_LIMIT, SearchHit
 from lazy_memory.engine.service import CompactStatus, ImportResult, MemoryService
 
@@ -32,9 +35,50 @@ ResultT = TypeVar("ResultT", bound=BaseModel)
 
 
 class Params(BaseModel):
-    """Base of every method's params: unknown keys are an error, not silently ignored."""
+    """Base of every method's params: unknown keys are an error, not silently ignored.
+
+    Text must be Unicode: JSON can escape half of a surrogate pair (`"\\ud800"`), and such a
+    string can be neither stored, looked up nor logged as UTF-8, so it is refused here, for
+    every method, as invalid params.
+    """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _unicode_only(cls, data: Any) -> Any:
+        where = _lone_surrogate(data, "")
+        if where is not None:
+            raise PydanticCustomError(
+                "lone_surrogate",
+                "{field} holds a lone surrogate, which is not Unicode text",
+                {"field": where or "the params"},
+            )
+        return data
+
+
+def _lone_surrogate(value: Any, path: str) -> str | None:
+    """Where in a JSON value a string (or an object's key) holds a lone surrogate, or None."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return path
+        return None
+    if isinstance(value, dict):
+        for key, item in value.items():
+            inner = f"{path}.{key}" if path else str(key)
+            if isinstance(key, str) and _lone_surrogate(key, path) is not None:
+                return path or "a key"
+            found = _lone_surrogate(item, inner)
+            if found is not None:
+                return found
+    elif isinstance(value, list | tuple):
+        for index, item in enumerate(value):
+            found = _lone_surrogate(item, f"{path}[{index}]")
+            if found is not None:
+                return found
+    return None
 
 
 class NoParams(Params):
@@ -61,6 +105,20 @@ class NameParams(Params):
     """A method on one record by name (`lazy/memory/rm`)."""
 
     name: str
+
+
+class DocumentParams(Params):
+    """`lazy/memory/document`: a record's read-only document, by its `lazy-memory:NAME` URI."""
+
+    uri: str
+
+
+class DocumentResult(BaseModel):
+    """A record as the markdown text an editor shows for its `lazy-memory:` URI."""
+
+    uri: str
+    name: str
+    text: str
 
 
 class HistoryParams(Params):
@@ -169,9 +227,9 @@ class Method(Generic[TargetT, ParamsT, ResultT]):
 async def _recall(service: MemoryService, params: RecallParams) -> RecallResult:
     if params.name is not None:
         return RecallResult(record=await service.recall(params.name))
-    records = await service.list_records()
+    entries = await service.index()
     return RecallResult(
-        records=[IndexEntry.model_validate(record, from_attributes=True) for record in records]
+        records=[IndexEntry.model_validate(entry, from_attributes=True) for entry in entries]
     )
 
 
@@ -183,6 +241,14 @@ async def _save(service: MemoryService, params: SaveParams) -> Record:
         body=params.body,
         if_revision=params.if_revision,
     )
+
+
+async def _document(service: MemoryService, params: DocumentParams) -> DocumentResult:
+    name = name_in_uri(params.uri)
+    if name is None:
+        raise NotFound(f"{params.uri!r} is not a record's URI: use lazy-memory:NAME")
+    record = await service.recall(name)
+    return DocumentResult(uri=params.uri, name=record.name, text=record_markdown(record))
 
 
 async def _remove(service: MemoryService, params: NameParams) -> HistoryEntry:
@@ -224,6 +290,7 @@ METHODS: dict[str, Method[MemoryService, Any, Any]] = {
         Method("lazy/memory/save", SaveParams, Record, _save),
         Method("lazy/memory/rm", NameParams, HistoryEntry, _remove),
         Method("lazy/memory/history", HistoryParams, HistoryResult, _history),
+        Method("lazy/memory/document", DocumentParams, DocumentResult, _document),
         Method("lazy/memory/context", ContextParams, LaunchContext, _context),
         Method("lazy/memory/compact", CompactParams, CompactResult, _compact),
         Method("lazy/memory/import", ImportParams, ImportResult, _import),

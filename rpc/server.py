@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Generator
+from collections.abc import Awaitable, Callable, Generator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol, TypeVar, runtime_checkable
 
 import attrs
 from lsprotocol import types
@@ -22,6 +22,7 @@ from pygls.exceptions import (
     JsonRpcException,
     JsonRpcInternalError,
     JsonRpcInvalidParams,
+    JsonRpcInvalidRequest,
     JsonRpcServerError,
     JsonRpcServerNotInitialized,
 )
@@ -33,7 +34,10 @@ from pygls.protocol.language_server import lsp_method
 from lazy_memory.engine.errors import LazyMemoryError, PermissionDenied
 from lazy_memory.engine.identity import Identity
 from lazy_memory.engine.ports import Change, ChangeFeed, Storage
+from lazy_memory.engine.records import Operation
 from lazy_memory.engine.service import MemoryService
+from lazy_memory.rpc.editor.connection import EditorConnection
+from lazy_memory.rpc.editor.features import add_editor_features
 from lazy_memory.rpc.framing import FramingError, Reader, frame, read_messages
 from lazy_memory.rpc.methods import METHODS, Method
 from lazy_memory.rpc.storage_methods import STORAGE_METHODS
@@ -42,6 +46,7 @@ SERVER_NAME = "lazy-memory"
 MEMORY_CHANGED = "lazy/memory/changed"
 """The notification a client gets when a record changes: `{name, revision, operation}`."""
 logger = logging.getLogger(__name__)
+ResultT = TypeVar("ResultT")
 
 
 @dataclass(frozen=True)
@@ -69,6 +74,33 @@ class Session:
     new_service: Callable[[Identity], MemoryService]
     authenticate: Authenticator
     version: str = "0"
+    feed: ChangeFeed | None = None
+    """Where the engine hears of committed writes, this process's and others'."""
+
+
+@runtime_checkable
+class Pollable(Protocol):
+    """A change feed that polls the store, so it must be told of this process's writes."""
+
+    async def poll(self) -> None:
+        """Announce every change committed since the last look."""
+        ...
+
+    def announce(self, change: Change) -> None:
+        """Announce a write this process made."""
+        ...
+
+
+_RECORD_WRITES = frozenset(
+    {
+        "lazy/memory/save",
+        "lazy/memory/rm",
+        "lazy/memory/import",
+        "lazy/storage/save_record",
+        "lazy/storage/remove_record",
+    }
+)
+"""Methods that write records: a polling feed is told of each from its result."""
 
 
 class EngineServer(LanguageServer):
@@ -84,6 +116,7 @@ class EngineServer(LanguageServer):
         self.session = session
         self.service: MemoryService | None = None
         self.grant: Grant | None = None
+        self.editor: EditorConnection | None = None
         self.closed = asyncio.Event()
 
     @property
@@ -95,6 +128,8 @@ class EngineServer(LanguageServer):
         """Tell this connection's client that a record changed, once it has initialized."""
         if self.service is not None and not self.closed.is_set():
             self.protocol.notify(MEMORY_CHANGED, change.model_dump(mode="json"))
+        if self.editor is not None:
+            self.editor.record_changed(change)
 
     def report_server_error(self, error: Exception, source: Any) -> None:
         """pygls reports every failed request here; ours are answered, so only debug it."""
@@ -104,22 +139,32 @@ class EngineServer(LanguageServer):
         """Run one table method for this connection, mapping errors to JSON-RPC errors."""
         if self.service is None or self.grant is None:
             raise JsonRpcServerNotInitialized("send initialize first")
+        if method.name in STORAGE_METHODS:
+            if not self.grant.storage_access:
+                raise rpc_error(PermissionDenied(f"{method.name} needs an engine token"))
+            result = await self.answer(method.name, method(self.session.storage, params))
+        else:
+            result = await self.answer(method.name, method(self.service, params))
+        if method.name in _RECORD_WRITES and isinstance(self.session.feed, Pollable):
+            await _tell_feed(self.session.feed, result)
+        return result
+
+    async def answer(self, what: str, work: Awaitable[ResultT]) -> ResultT:
+        """Await work for a request, mapping every failure to a JSON-RPC error."""
         try:
-            if method.name in STORAGE_METHODS:
-                if not self.grant.storage_access:
-                    raise PermissionDenied(f"{method.name} needs an engine token")
-                return await method(self.session.storage, params)
-            return await method(self.service, params)
+            return await work
         except ValidationError as error:
             raise JsonRpcInvalidParams(
-                f"invalid params for {method.name}: {_first_problem(error)}",
+                f"invalid params for {what}: {_first_problem(error)}",
                 data={"errors": error.errors(include_url=False, include_input=False)},
             ) from None
         except LazyMemoryError as error:
             raise rpc_error(error) from None
+        except JsonRpcException:
+            raise
         except Exception:
-            logger.exception("%s failed", method.name)
-            raise JsonRpcInternalError(f"{method.name} failed; the engine log has why") from None
+            logger.exception("%s failed", what)
+            raise JsonRpcInternalError(f"{what} failed; the engine log has why") from None
 
 
 class EngineProtocol(LanguageServerProtocol):
@@ -134,17 +179,25 @@ class EngineProtocol(LanguageServerProtocol):
         yield from ()
 
     def handle_message(self, message: Any) -> None:
-        """Refuse every request but initialize and shutdown until initialize has succeeded."""
-        method = getattr(message, "method", None)
-        if (
-            self._server.service is None
-            and method not in (None, types.INITIALIZE, types.EXIT, types.SHUTDOWN)
-            and getattr(message, "id", None) is not None
-        ):
-            error = JsonRpcServerNotInitialized("send initialize first (with a valid token)")
-            self._send_response(message.id, error=error.to_response_error())
+        """Answer a request this connection may not make yet (or any more) with an error."""
+        message_id = getattr(message, "id", None)
+        refusal = self._refusal(getattr(message, "method", None))
+        if refusal is not None and message_id is not None:
+            self._send_response(message_id, error=refusal.to_response_error())
             return
         super().handle_message(message)
+
+    def _refusal(self, method: str | None) -> JsonRpcException | None:
+        """Only initialize and shutdown before initialize; never initialize again after it,
+        as a connection's identity never changes."""
+        initialized = self._server.service is not None
+        if method is None:
+            return None
+        if not initialized and method not in (types.INITIALIZE, types.EXIT, types.SHUTDOWN):
+            return JsonRpcServerNotInitialized("send initialize first (with a valid token)")
+        if initialized and method == types.INITIALIZE:
+            return JsonRpcInvalidRequest("this connection is initialized already")
+        return None
 
 
 def rpc_error(error: LazyMemoryError) -> JsonRpcServerError:
@@ -166,10 +219,12 @@ def build_server(session: Session) -> EngineServer:
             raise rpc_error(error) from None
         server.grant = grant
         server.service = session.new_service(grant.identity)
+        server.editor = EditorConnection(server, server.service)
 
     methods: list[Method[Any, Any, Any]] = [*METHODS.values(), *STORAGE_METHODS.values()]
     for method in methods:
         server.feature(method.name)(_handler(server, method))
+    add_editor_features(server)
     return server
 
 
@@ -197,8 +252,7 @@ async def serve_connection(
     def reply_error(message_id: Any, code: int, text: str) -> None:
         write(frame({"jsonrpc": "2.0", "id": message_id, "error": {"code": code, "message": text}}))
 
-    storage = server.session.storage
-    feed = storage if isinstance(storage, ChangeFeed) else None
+    feed = server.session.feed
     if feed is not None:
         await feed.subscribe(server.announce_change)
     reading = asyncio.ensure_future(read_messages(reader, deliver, reply_error))
@@ -215,6 +269,16 @@ async def serve_connection(
             task.cancel()
         if feed is not None:
             await feed.unsubscribe(server.announce_change)
+
+
+async def _tell_feed(feed: Pollable, result: dict[str, Any]) -> None:
+    """Announce a write from its result: a record or history entry names the one change;
+    an import's result does not, so the feed looks at the store instead."""
+    if "name" in result and "revision" in result:
+        operation = result.get("operation", Operation.SAVE)
+        feed.announce(Change(name=result["name"], revision=result["revision"], operation=operation))
+    else:
+        await feed.poll()
 
 
 def _handler(server: EngineServer, method: Method[Any, Any, Any]) -> Callable[[Any], Any]:

@@ -84,9 +84,15 @@ class RawClient:
             message["params"] = params
         await self.send(message)
 
-    async def initialize(self, options: Any = None) -> dict[str, Any]:
-        """The LSP handshake; returns the initialize response."""
-        params: dict[str, Any] = {"processId": None, "rootUri": None, "capabilities": {}}
+    async def initialize(
+        self, options: Any = None, capabilities: dict[str, Any] | None = None
+    ) -> dict[str, Any]:
+        """The LSP handshake (declaring the given client capabilities); the response."""
+        params: dict[str, Any] = {
+            "processId": None,
+            "rootUri": None,
+            "capabilities": capabilities or {},
+        }
         if options is not None:
             params["initializationOptions"] = options
         response = await self.request("initialize", params)
@@ -97,6 +103,13 @@ class RawClient:
     async def next_unsolicited(self) -> dict[str, Any]:
         """The next message that answered no pending request (id-less errors, notifications)."""
         return await asyncio.wait_for(self.unsolicited.get(), TIMEOUT)
+
+    async def next_error(self) -> dict[str, Any]:
+        """The next reply no request awaits (an id-less error), past any notification that
+        writes to the store send (`lazy/memory/changed`) and past requests from the server."""
+        while "method" in (message := await self.next_unsolicited()):
+            pass
+        return message
 
     async def close(self) -> int | None:
         """shutdown, exit, and the process's exit status (None for a socket)."""

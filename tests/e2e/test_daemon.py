@@ -292,18 +292,18 @@ async def test_misbehaving_clients_never_disturb_a_working_one(
 
     garbage = await daemon.client(token)
     await garbage.send_raw(b"Content-Length: 9\r\n\r\n{not json")
-    assert (await garbage.next_unsolicited())["error"]["code"] == -32700
+    assert (await garbage.next_error())["error"]["code"] == -32700
     await steady_save()
 
     huge = {**save_params("huge"), "body": "x" * (10 * 1024 * 1024)}
     await garbage.send({"jsonrpc": "2.0", "id": 7, "method": "lazy/memory/save", "params": huge})
-    assert "limit" in (await garbage.next_unsolicited())["error"]["message"]
+    assert "limit" in (await garbage.next_error())["error"]["message"]
     assert (await garbage.result("lazy/memory/recall"))["records"] is not None
     await steady_save()
 
     broken = await daemon.client(token)
     await broken.send_raw(b"X-Nonsense: 1\r\n\r\n")
-    assert "closing the connection" in (await broken.next_unsolicited())["error"]["message"]
+    assert "closing the connection" in (await broken.next_error())["error"]["message"]
     assert await broken.closed_by_peer()
     await steady_save()
 

@@ -189,13 +189,13 @@ async def test_garbage_on_the_wire_gets_errors_and_the_engine_keeps_serving(
     engine: RawClient,
 ) -> None:
     await engine.send_raw(b"Content-Length: 9\r\n\r\n{not json")
-    assert (await engine.next_unsolicited())["error"]["code"] == -32700
+    assert (await engine.next_error())["error"]["code"] == -32700
 
     await engine.send_raw(b"Content-Length: 7\r\n\r\n[1,2,3]")
-    assert (await engine.next_unsolicited())["error"]["code"] == -32600
+    assert (await engine.next_error())["error"]["code"] == -32600
 
     await engine.send({"jsonrpc": "1.0", "id": 99, "method": "lazy/memory/recall"})
-    assert (await engine.next_unsolicited())["error"] == {
+    assert (await engine.next_error())["error"] == {
         "code": -32600,
         "message": 'a JSON-RPC message must have "jsonrpc": "2.0"',
     }
@@ -205,7 +205,7 @@ async def test_garbage_on_the_wire_gets_errors_and_the_engine_keeps_serving(
 
     huge = {**SAVE, "body": "x" * (10 * 1024 * 1024)}
     await engine.send({"jsonrpc": "2.0", "id": 500, "method": "lazy/memory/save", "params": huge})
-    refused = await engine.next_unsolicited()
+    refused = await engine.next_error()
     assert refused["error"]["code"] == -32600
     assert "limit" in refused["error"]["message"]
 
@@ -216,7 +216,7 @@ async def test_garbage_on_the_wire_gets_errors_and_the_engine_keeps_serving(
 async def test_broken_framing_closes_the_connection(engine: RawClient) -> None:
     await engine.send_raw(b"X-Nonsense: 1\r\n\r\n")
 
-    closing = await engine.next_unsolicited()
+    closing = await engine.next_error()
 
     assert closing["error"]["code"] == -32700
     assert "closing the connection" in closing["error"]["message"]

@@ -21,7 +21,8 @@ from mcp.types import CallToolResult, TextContent
 from lazy_memory.adapters import open_service
 from lazy_memory.adapters.config import load_settings
 from lazy_memory.engine.identity import Identity
-from lazy_memory.engine.records import Actor, ActorKind, Record
+from lazy_memory.engine.index import IndexEntry
+from lazy_memory.engine.records import Actor, ActorKind
 from lazy_memory.rpc.mcp_tools import build_mcp_server
 
 TIMEOUT = 60
@@ -314,10 +315,10 @@ async def test_an_unexpected_failure_is_an_error_result_logged_to_stderr(
     identity = Identity(actor=Actor(kind=ActorKind.BUILDER, detail="b"))
     service = await open_service(load_settings(), identity)
 
-    async def broken() -> list[Record]:
+    async def broken() -> list[IndexEntry]:
         raise RuntimeError("the disk is on fire")
 
-    service.list_records = broken  # type: ignore[method-assign]
+    service.index = broken  # type: ignore[method-assign]
     try:
         with caplog.at_level(logging.ERROR):
             result = await build_mcp_server(service).call_tool("lazy_memory_recall", {})

@@ -1,0 +1,1 @@
+"""The engine's editor features: hover, completion, hints, diagnostics, links, symbols."""
