@@ -19,7 +19,6 @@
           src = self;
           build-system = [ python.pkgs.setuptools ];
           dependencies = with python.pkgs; [
-            aiosqlite
             anthropic
             asyncpg
             mcp
