@@ -25,6 +25,11 @@ class RecordType(StrEnum):
     REFERENCE = "reference"
 
 
+# What ends a name in its index line, `- name (type): description`: a name holding it would
+# make the line read as another record's.
+_INDEX_LINE_TYPE = re.compile(rf" \((?:{'|'.join(member.value for member in RecordType)})\):")
+
+
 class ActorKind(StrEnum):
     """Who made a write: a person at the CLI, a builder over RPC/MCP, or the system (imports)."""
 
@@ -91,6 +96,16 @@ class HistoryEntry(RecordContent):
     operation: Operation
     actor: Actor
     at: datetime
+
+
+def is_unicode(text: str) -> bool:
+    """Whether text can be stored: no lone surrogate, as an undecodable command-line byte or
+    a JSON escape of half a pair gives; no record's name or content holds one."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def parse_type(value: str) -> RecordType:
@@ -162,6 +177,10 @@ def imported_content(
         _check_text(field, value)
     if not name.strip() or _LINE_BREAKS.search(name):
         raise InvalidRecord(f"an imported record needs a one-line, non-empty name, not {name!r}")
+    if _INDEX_LINE_TYPE.search(name):
+        raise InvalidRecord(
+            f"the name {name!r} holds ` (type):`, which would read as another record in the index"
+        )
     return RecordContent(
         name=name, type=type, description=description, body=body, provenance=provenance
     )

@@ -33,7 +33,7 @@ from pydantic import BaseModel, ConfigDict, model_validator
 
 from lazy_memory.engine.errors import InvalidQuery
 from lazy_memory.engine.index import collapse_whitespace
-from lazy_memory.engine.records import RecordContent, RecordType
+from lazy_memory.engine.records import RecordContent, RecordType, is_unicode
 
 SCOPES = ("memories",)
 """What `in:` may name."""
@@ -118,6 +118,9 @@ class SearchQuery(BaseModel):
         for phrase in chain(self.phrases, self.excluded_phrases):
             if len(phrase) < 2 or tokenize(" ".join(phrase)) != list(phrase):
                 raise ValueError(f"{phrase!r} is not a phrase of two or more tokens")
+        for name in chain(self.names, self.name_prefixes):
+            if not is_unicode(name):
+                raise ValueError(f"{name!r} is not Unicode text")
         if not (self.words or self.phrases or self.types or self.names or self.name_prefixes):
             raise ValueError("a query needs a word, a phrase, a type or a name to look for")
         return self
@@ -324,10 +327,20 @@ class _Term:
 
     @property
     def shown(self) -> str:
-        """The term for a message, cut if it is long."""
-        if len(self.written) <= _SHOWN_TERM_LENGTH:
-            return self.written
-        return self.written[: _SHOWN_TERM_LENGTH - 1] + ELLIPSIS
+        """The term for a message, cut if it is long, its unprintable characters escaped.
+
+        An unclosed quote runs to the end of the query, line breaks included: escaped, they
+        keep the message on one line (and a lone surrogate keeps it encodable).
+        """
+        written = self.written
+        if len(written) > _SHOWN_TERM_LENGTH:
+            written = written[: _SHOWN_TERM_LENGTH - 1] + ELLIPSIS
+        return "".join(
+            character
+            if character.isprintable()
+            else character.encode("unicode_escape").decode("ascii")
+            for character in written
+        )
 
     def invalid(self, problem: str) -> InvalidQuery:
         """The error for this term: it names the term and its column, then the problem."""
@@ -446,6 +459,9 @@ class _Collected:
                 raise term.invalid(f"{problem}; use one of {_TYPES}") from None
         elif not value or value == "*":
             raise term.invalid("name: needs a name, or the start of one followed by *")
+        elif not is_unicode(value):
+            # A lone surrogate (an undecodable byte of a command line): no name holds one.
+            raise term.invalid("the name holds a character that is not Unicode text")
         elif "*" in value[:-1]:
             raise term.invalid("a * may only end a name, as in name:deploy*")
         elif value.endswith("*"):

@@ -45,6 +45,7 @@ from lazy_memory.engine.records import (
     Record,
     RecordContent,
     authored_content,
+    is_unicode,
 )
 from lazy_memory.engine.search import DEFAULT_LIMIT, MAX_LIMIT, SearchHit, parse_query
 
@@ -121,12 +122,12 @@ class MemoryService:
 
     async def recall(self, name: str) -> Record:
         """One live record in full."""
-        return await self.storage.get_record(name)
+        return await self.storage.get_record(_storable(name))
 
     async def find(self, name: str) -> Record | None:
         """One live record in full, or None when there is none by that name."""
         try:
-            return await self.storage.get_record(name)
+            return await self.recall(name)
         except NotFound:
             return None
 
@@ -183,12 +184,12 @@ class MemoryService:
         """Tombstone a record: it leaves the index, its history stays."""
         self._require_writer()
         return await self.storage.remove_record(
-            name, actor=self.identity.actor, at=self.clock.now()
+            _storable(name), actor=self.identity.actor, at=self.clock.now()
         )
 
     async def history(self, name: str | None = None) -> list[HistoryEntry]:
         """Every write in order, or the writes of one name (NotFound if it has none)."""
-        entries = await self.storage.history(name)
+        entries = await self.storage.history(None if name is None else _storable(name))
         if name is not None and not entries:
             raise NotFound(f"no record named {name!r} has ever been written")
         return entries
@@ -434,3 +435,10 @@ class MemoryService:
                 f"this session is agent task {self.identity.task_id!r} and agents are "
                 "read-only: put memory-worthy knowledge in your final summary instead"
             )
+
+
+def _storable(name: str) -> str:
+    """A name to look up; one no store could hold (not Unicode text) names no record."""
+    if not is_unicode(name):
+        raise NotFound(f"no record named {name!r}: the name is not Unicode text")
+    return name

@@ -24,7 +24,7 @@ from lazy_memory.engine.compaction import CompactOutcome, Mode
 from lazy_memory.engine.context import LaunchContext, Role
 from lazy_memory.engine.doctor import Diagnosis
 from lazy_memory.engine.errors import NotFound
-from lazy_memory.engine.records import HistoryEntry, Record, RecordType
+from lazy_memory.engine.records import HistoryEntry, Record, RecordType, is_unicode
 from lazy_memory.engine.references import name_in_uri, record_markdown
 from lazy_memory.engine.search import DEFAULT_LIMIT, MAX_LIMIT, SearchHit
 from lazy_memory.engine.service import CompactStatus, ImportResult, MemoryService
@@ -60,11 +60,7 @@ class Params(BaseModel):
 def _lone_surrogate(value: Any, path: str) -> str | None:
     """Where in a JSON value a string (or an object's key) holds a lone surrogate, or None."""
     if isinstance(value, str):
-        try:
-            value.encode("utf-8")
-        except UnicodeEncodeError:
-            return path
-        return None
+        return None if is_unicode(value) else path
     if isinstance(value, dict):
         for key, item in value.items():
             inner = f"{path}.{key}" if path else str(key)

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams, JsonRpcServerNotInitialized
+from pygls.workspace import TextDocument
 
 from lazy_memory.rpc.editor import translate
 from lazy_memory.rpc.editor.connection import EditorConnection
@@ -34,6 +35,14 @@ TRIGGER_CHARACTERS = [":", "["]
 def add_editor_features(server: EngineServer) -> None:
     """Register hover, completion, hints, lenses, diagnostics, links, symbols and commands."""
 
+    def opened(uri: str) -> TextDocument:
+        # Never pygls's get_text_document for a URI the client did not open: it reads the
+        # file from disk, so a daemon client could make the engine read (or hang on) any path.
+        document: TextDocument | None = server.workspace.text_documents.get(uri)
+        if document is None:
+            raise JsonRpcInvalidParams(f"{uri} is not open: send textDocument/didOpen first")
+        return document
+
     def editor() -> EditorConnection:
         if server.editor is None:
             raise JsonRpcServerNotInitialized("send initialize first")
@@ -45,12 +54,12 @@ def add_editor_features(server: EngineServer) -> None:
         params: types.DidOpenTextDocumentParams | types.DidChangeTextDocumentParams,
     ) -> None:
         if server.editor is not None:
-            document = server.workspace.get_text_document(params.text_document.uri)
+            document = opened(params.text_document.uri)
             await server.editor.publish_diagnostics(document)
 
     @server.feature(types.TEXT_DOCUMENT_HOVER)
     async def hover(params: types.HoverParams) -> types.Hover | None:
-        document = server.workspace.get_text_document(params.text_document.uri)
+        document = opened(params.text_document.uri)
         found = await server.answer("hover", editor().record_at(document, params.position))
         return None if found is None else translate.hover(document, *found)
 
@@ -59,7 +68,7 @@ def add_editor_features(server: EngineServer) -> None:
         types.CompletionOptions(trigger_characters=TRIGGER_CHARACTERS),
     )
     async def completion(params: types.CompletionParams) -> types.CompletionList | None:
-        document = server.workspace.get_text_document(params.text_document.uri)
+        document = opened(params.text_document.uri)
         found = await server.answer("completion", editor().completion(document, params.position))
         if found is None:
             return None
@@ -72,13 +81,13 @@ def add_editor_features(server: EngineServer) -> None:
 
     @server.feature(types.TEXT_DOCUMENT_INLAY_HINT)
     async def inlay_hints(params: types.InlayHintParams) -> list[types.InlayHint]:
-        document = server.workspace.get_text_document(params.text_document.uri)
+        document = opened(params.text_document.uri)
         found = await server.answer("inlay hints", editor().live_references(document))
         return [translate.inlay_hint(document, *item) for item in found]
 
     @server.feature(types.TEXT_DOCUMENT_CODE_LENS)
     async def code_lenses(params: types.CodeLensParams) -> list[types.CodeLens]:
-        document = server.workspace.get_text_document(params.text_document.uri)
+        document = opened(params.text_document.uri)
         if editor().shows_inlay_hints:
             return []
         found = await server.answer("code lenses", editor().live_references(document))
@@ -86,7 +95,7 @@ def add_editor_features(server: EngineServer) -> None:
 
     @server.feature(types.TEXT_DOCUMENT_DOCUMENT_LINK)
     async def document_links(params: types.DocumentLinkParams) -> list[types.DocumentLink]:
-        document = server.workspace.get_text_document(params.text_document.uri)
+        document = opened(params.text_document.uri)
         found = await server.answer("document links", editor().live_references(document))
         return [translate.document_link(document, *item) for item in found]
 

@@ -1,10 +1,11 @@
 """A writer process for the concurrency and crash tests.
 
-Usage: python writer.py PREFIX COUNT SHARED_NAMES
+Usage: python writer.py PREFIX COUNT SHARED_NAMES [BODY_BYTES]
 
 Opens the store named by LAZY_STORAGE and LAZY_DATA and saves COUNT records (0: until
 killed), alternating between its own names and SHARED_NAMES names every writer shares.
-After each acknowledged save it prints one JSON line: name, revision and body.
+After each acknowledged save it prints one JSON line: name, revision and body. Each body is
+padded to at least BODY_BYTES (default 0), so a kill can land in the middle of a big write.
 """
 
 from __future__ import annotations
@@ -20,7 +21,14 @@ from lazy_memory.adapters.config import load_settings
 from lazy_memory.engine.records import Actor, ActorKind, RecordContent, RecordType
 
 
-async def write(prefix: str, count: int, shared_names: int) -> None:
+def body_for(prefix: str, step: int, body_bytes: int = 0) -> str:
+    """The body a writer saves at step: who wrote it and when, padded to body_bytes."""
+    body = f"{prefix} step {step}"
+    padding = max(body_bytes - len(body), 0)
+    return body + (" pad" * (padding // 4 + 1))[:padding]
+
+
+async def write(prefix: str, count: int, shared_names: int, body_bytes: int = 0) -> None:
     storage = await open_storage(load_settings())
     actor = Actor(kind=ActorKind.BUILDER, detail=prefix)
     steps = range(count) if count else itertools.count()
@@ -30,7 +38,7 @@ async def write(prefix: str, count: int, shared_names: int) -> None:
                 name = f"shared-{step // 2 % shared_names}"
             else:
                 name = f"{prefix}-{step}"
-            body = f"{prefix} step {step}"
+            body = body_for(prefix, step, body_bytes)
             content = RecordContent(
                 name=name, type=RecordType.PROJECT, description=f"written by {prefix}", body=body
             )
@@ -42,4 +50,5 @@ async def write(prefix: str, count: int, shared_names: int) -> None:
 
 
 if __name__ == "__main__":
-    asyncio.run(write(sys.argv[1], int(sys.argv[2]), int(sys.argv[3])))
+    body_bytes = int(sys.argv[4]) if len(sys.argv) > 4 else 0
+    asyncio.run(write(sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), body_bytes))
