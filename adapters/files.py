@@ -24,7 +24,7 @@ from pydantic import ValidationError
 
 from lazy_memory.adapters.config import DEFAULT_POLL_SECONDS
 from lazy_memory.adapters.durable import replace_file
-from lazy_memory.adapters.files_journal import Index, Journal
+from lazy_memory.adapters.files_journal import FileKey, Index, Journal, file_key, key_of
 from lazy_memory.engine.compact import Compact
 from lazy_memory.engine.errors import (
     Conflict,
@@ -52,7 +52,6 @@ _STALE_COMPACT_SECONDS = 3600.0
 
 _P = ParamSpec("_P")
 _T = TypeVar("_T")
-_FileKey = tuple[int, int, int]
 logger = logging.getLogger(__name__)
 
 
@@ -71,7 +70,7 @@ class FileStorage:
         self._watcher: asyncio.Task[None] | None = None
         self._journal = Journal(root)
         self._compact = root / _COMPACT
-        self._compact_cache: tuple[_FileKey, Compact] | None = None
+        self._compact_cache: tuple[FileKey, Compact] | None = None
         # The search index and the generation of the journal's index it was built at.
         self._search_index: tuple[int, SearchIndex] | None = None
         # change_marker: this handle, and how often it has seen the files change.
@@ -116,7 +115,7 @@ class FileStorage:
         """
 
         def marker(index: Index) -> str:
-            seen = (index.history_file, index.offset, _key_of(self._compact))
+            seen = (index.history_file, index.offset, key_of(self._compact))
             if seen != self._seen:
                 self._seen = seen
                 self._changes += 1
@@ -287,7 +286,7 @@ class FileStorage:
         except FileNotFoundError:
             return None
         with file, _translated(self._compact):
-            key = _key(os.fstat(file.fileno()))
+            key = file_key(os.fstat(file.fileno()))
             if self._compact_cache is not None and self._compact_cache[0] == key:
                 return self._compact_cache[1]
             compact = Compact.model_validate_json(file.read())
@@ -305,17 +304,6 @@ class FileStorage:
 
 def _nothing(_: Index) -> None:
     """A read that only brings the index up to date (and so notes what changed)."""
-
-
-def _key(status: os.stat_result) -> _FileKey:
-    return (status.st_ino, status.st_mtime_ns, status.st_size)
-
-
-def _key_of(path: Path) -> _FileKey | None:
-    try:
-        return _key(path.stat())
-    except FileNotFoundError:
-        return None
 
 
 def _mode(target: Path) -> int:

@@ -59,7 +59,7 @@ CHECKPOINT_FRACTION = 8
 _READ_CHUNK = 1 << 22
 """The most bytes one read of consecutive history lines takes at a time."""
 _COLUMNS = ("type", "description", "revision", "removed", "offset", "length")
-_FileKey = tuple[int, int, int]
+FileKey = tuple[int, int, int]
 _T = TypeVar("_T")
 logger = logging.getLogger(__name__)
 
@@ -95,7 +95,7 @@ class Index:
 
     history_file: tuple[int, int] | None = None
     """The (device, inode) of the history file the offsets point into; None before one exists."""
-    checkpoint_key: _FileKey | None = None
+    checkpoint_key: FileKey | None = None
     """The memories.json this index started from, to notice another one replacing it."""
     checkpoint_entries: int = 0
     entries: int = 0
@@ -275,7 +275,7 @@ class Journal:
 
     def _refreshed(self) -> Index:
         """The index brought up to date with the files (under the guard)."""
-        checkpoint_key = _key_of(self.checkpoint_path)
+        checkpoint_key = key_of(self.checkpoint_path)
         history_file = _file_of(self.history_path)
         index = self._index
         if checkpoint_key != index.checkpoint_key or history_file != index.history_file:
@@ -345,10 +345,10 @@ class Journal:
             change = Change(name=entry.name, revision=entry.revision, operation=entry.operation)
             self._changes.append(change)
 
-    def _read_checkpoint(self) -> tuple[_Checkpoint | None, _FileKey | None]:
+    def _read_checkpoint(self) -> tuple[_Checkpoint | None, FileKey | None]:
         try:
             with self.checkpoint_path.open("rb") as file:
-                key = _key(os.fstat(file.fileno()))
+                key = file_key(os.fstat(file.fileno()))
                 data = file.read()
         except FileNotFoundError:
             return None, None
@@ -404,7 +404,7 @@ class Journal:
         )
         data = checkpoint.model_dump_json().encode("utf-8") + b"\n"
         replace_file(self.checkpoint_path, data, _mode(self.checkpoint_path))
-        index.checkpoint_key = _key_of(self.checkpoint_path)
+        index.checkpoint_key = key_of(self.checkpoint_path)
         index.checkpoint_entries = index.entries
 
     def _legacy_history(self) -> bool:
@@ -485,13 +485,15 @@ def _remove_stale_temps(root: Path) -> None:
                 temp.unlink()
 
 
-def _key(status: os.stat_result) -> _FileKey:
+def file_key(status: os.stat_result) -> FileKey:
+    """What tells one version of a file from another: inode, modification time and size."""
     return (status.st_ino, status.st_mtime_ns, status.st_size)
 
 
-def _key_of(path: Path) -> _FileKey | None:
+def key_of(path: Path) -> FileKey | None:
+    """The key of the file at path, or None when there is none."""
     try:
-        return _key(path.stat())
+        return file_key(path.stat())
     except FileNotFoundError:
         return None
 

@@ -32,7 +32,6 @@ def test_the_wheel_holds_every_module_and_the_console_script(tmp_path: Path) -> 
             "pip",
             "wheel",
             "--no-deps",
-            "--no-build-isolation",
             "-q",
             "-w",
             str(tmp_path),
