@@ -49,6 +49,7 @@ from lazy_memory.engine.records import (
     Record,
     RecordContent,
     RecordType,
+    saved_record,
 )
 from lazy_memory.engine.search import SearchHit, SearchQuery
 
@@ -185,16 +186,7 @@ class SqliteStorage:
             return current + 1
 
         revision = await self._run(write, write=True, inline=True)
-        return Record(
-            name=content.name,
-            type=content.type,
-            description=content.description,
-            body=content.body,
-            provenance=content.provenance,
-            revision=revision,
-            updated_at=at,
-            updated_by=actor,
-        )
+        return saved_record(content, revision=revision, actor=actor, at=at)
 
     async def remove_record(self, name: str, *, actor: Actor, at: datetime) -> HistoryEntry:
         """Tombstone a live record as its next revision."""

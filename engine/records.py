@@ -203,15 +203,20 @@ def history_entry(
     )
 
 
+def saved_record(content: RecordContent, *, revision: int, actor: Actor, at: datetime) -> Record:
+    """The live record that writing content as revision leaves behind."""
+    return Record(
+        name=content.name,
+        type=content.type,
+        description=content.description,
+        body=content.body,
+        provenance=content.provenance,
+        revision=revision,
+        updated_at=at,
+        updated_by=actor,
+    )
+
+
 def record_after(entry: HistoryEntry) -> Record:
     """The live record a save or import entry leaves behind."""
-    return Record(
-        name=entry.name,
-        type=entry.type,
-        description=entry.description,
-        body=entry.body,
-        provenance=entry.provenance,
-        revision=entry.revision,
-        updated_at=entry.at,
-        updated_by=entry.actor,
-    )
+    return saved_record(entry, revision=entry.revision, actor=entry.actor, at=entry.at)
