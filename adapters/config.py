@@ -16,13 +16,24 @@ DEFAULT_WARN_BYTES = 4096
 DEFAULT_COMPACT_MODEL = "claude-haiku-4-5"
 DEFAULT_COMPACT_TIMEOUT_SECONDS = 120.0
 DEFAULT_POLL_SECONDS = 2.0
+DEFAULT_CONNECT_TIMEOUT_SECONDS = 2.0
+"""How long opening a network store (PostgreSQL, a remote daemon) may take before it fails."""
+CLAUDE_CODE_MEASURED_VERSION = "2.1.197"
+"""The Claude Code release the harness limits below were measured on (tests/e2e/claude_code)."""
+DEFAULT_HOOK_LIMIT_CHARS = 10_000
+"""What Claude Code shows of a hook's output whole; past it the model gets a 2 KB preview."""
+DEFAULT_TOOL_RESULT_LIMIT_CHARS = 500_000
+"""The largest tool result a tool may declare (`anthropic/maxResultSizeChars`) and get whole."""
+DEFAULT_HOOK_TIMEOUT_SECONDS = 10.0
+"""How long the SessionStart hook may take in all before it prints the unavailable marker."""
 
 _KNOWN_KEYS: dict[str, set[str]] = {
-    "storage": {"backend", "data_dir", "pg_dsn", "project"},
+    "storage": {"backend", "data_dir", "pg_dsn", "project", "connect_timeout_seconds"},
     "memory": {"warn_bytes"},
     "remote": {"address", "ca_file"},
     "compact": {"model", "command", "timeout_seconds"},
     "engine": {"poll_seconds"},
+    "claude_code": {"hook_limit_chars", "tool_result_limit_chars", "hook_timeout_seconds"},
 }
 
 
@@ -45,6 +56,10 @@ class Settings:
     compact_command: str | None = None
     compact_timeout_seconds: float = DEFAULT_COMPACT_TIMEOUT_SECONDS
     poll_seconds: float = DEFAULT_POLL_SECONDS
+    connect_timeout_seconds: float = DEFAULT_CONNECT_TIMEOUT_SECONDS
+    hook_limit_chars: int = DEFAULT_HOOK_LIMIT_CHARS
+    tool_result_limit_chars: int = DEFAULT_TOOL_RESULT_LIMIT_CHARS
+    hook_timeout_seconds: float = DEFAULT_HOOK_TIMEOUT_SECONDS
     offline: bool = False
     warnings: tuple[str, ...] = field(default=())
 
@@ -73,6 +88,7 @@ def load_settings(cwd: Path | None = None, environ: Mapping[str, str] | None = N
     remote = _section(table, "remote")
     compact = _section(table, "compact")
     engine = _section(table, "engine")
+    claude_code = _section(table, "claude_code")
 
     data_dir = root / ".lazy"
     if "data_dir" in storage:
@@ -83,9 +99,7 @@ def load_settings(cwd: Path | None = None, environ: Mapping[str, str] | None = N
     backend = _string(storage.get("backend", DEFAULT_BACKEND), "storage.backend")
     backend = environ.get("LAZY_STORAGE") or backend
 
-    warn_bytes = memory.get("warn_bytes", DEFAULT_WARN_BYTES)
-    if not isinstance(warn_bytes, int) or isinstance(warn_bytes, bool) or warn_bytes <= 0:
-        raise InvalidConfig(f"{root / CONFIG_FILE}: memory.warn_bytes must be a positive integer")
+    warn_bytes = _positive_int(memory.get("warn_bytes", DEFAULT_WARN_BYTES), "memory.warn_bytes")
 
     remote_address = environ.get("LAZY_REMOTE") or remote.get("address")
     pg_dsn = environ.get("LAZY_PG_DSN") or storage.get("pg_dsn")
@@ -98,6 +112,11 @@ def load_settings(cwd: Path | None = None, environ: Mapping[str, str] | None = N
     poll_seconds = _positive_seconds(
         environ.get("LAZY_POLL_SECONDS") or engine.get("poll_seconds", DEFAULT_POLL_SECONDS),
         "engine.poll_seconds (LAZY_POLL_SECONDS)",
+    )
+    connect_timeout = _positive_seconds(
+        environ.get("LAZY_CONNECT_TIMEOUT")
+        or storage.get("connect_timeout_seconds", DEFAULT_CONNECT_TIMEOUT_SECONDS),
+        "storage.connect_timeout_seconds (LAZY_CONNECT_TIMEOUT)",
     )
 
     return Settings(
@@ -118,6 +137,19 @@ def load_settings(cwd: Path | None = None, environ: Mapping[str, str] | None = N
         ),
         compact_timeout_seconds=float(timeout),
         poll_seconds=poll_seconds,
+        connect_timeout_seconds=connect_timeout,
+        hook_limit_chars=_positive_int(
+            claude_code.get("hook_limit_chars", DEFAULT_HOOK_LIMIT_CHARS),
+            "claude_code.hook_limit_chars",
+        ),
+        tool_result_limit_chars=_positive_int(
+            claude_code.get("tool_result_limit_chars", DEFAULT_TOOL_RESULT_LIMIT_CHARS),
+            "claude_code.tool_result_limit_chars",
+        ),
+        hook_timeout_seconds=_positive_seconds(
+            claude_code.get("hook_timeout_seconds", DEFAULT_HOOK_TIMEOUT_SECONDS),
+            "claude_code.hook_timeout_seconds",
+        ),
         offline=environ.get("LAZY_OFFLINE", "") not in ("", "0"),
         warnings=tuple(warnings),
     )
@@ -150,6 +182,12 @@ def _read_config_file(path: Path) -> tuple[dict[str, Any], list[str]]:
 def _section(table: dict[str, Any], name: str) -> dict[str, Any]:
     value = table.get(name, {})
     return value if isinstance(value, dict) else {}
+
+
+def _positive_int(value: object, key: str) -> int:
+    if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
+        raise InvalidConfig(f"{CONFIG_FILE}: {key} must be a positive integer")
+    return value
 
 
 def _positive_seconds(value: object, key: str) -> float:
