@@ -1,0 +1,74 @@
+"""Fixtures for the tests that run the real Claude Code CLI (see harness.py for how).
+
+- `claude_binary` (session): the path of the claude to test ($LAZY_CLAUDE, else `claude` on
+  PATH), checked to be the pinned version. Not installed: the test skips with INSTALL_HINT,
+  or fails when CI is set; a $LAZY_CLAUDE that does not exist, or another version, fails.
+- `fake_messages_api`: a running FakeMessagesApi (replies "done" until scripted).
+- `claude_code`: a ClaudeCode bound to both, with fresh CLAUDE_CONFIG_DIR and HOME;
+  `claude_code.run(prompt, *cli_args, cwd=project, env=..., timeout=...)`.
+- `project` (from tests/e2e/conftest.py): an empty git root to run in.
+
+Every test collected here gets the `claude_code` marker: `-m "not claude_code"` leaves them out.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.claude_code.fake_messages_api import FakeMessagesApi
+from tests.e2e.claude_code.harness import (
+    CLAUDE_ENV,
+    INSTALL_HINT,
+    PINNED_VERSION,
+    ClaudeCode,
+    claude_version,
+    locate_claude,
+)
+
+_HERE = Path(__file__).parent
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark every test of this folder `claude_code`."""
+    for item in items:
+        if _HERE in Path(str(item.fspath)).parents:
+            item.add_marker(pytest.mark.claude_code)
+
+
+@pytest.fixture(scope="session")
+def claude_binary() -> str:
+    """The claude binary, of the pinned version; skipped (failed under CI) when missing."""
+    binary = locate_claude()
+    if binary is None:
+        if os.environ.get("CI"):
+            pytest.fail(f"{INSTALL_HINT}; CI is set, so this fails rather than skips")
+        pytest.skip(INSTALL_HINT)
+    if not Path(binary).exists():
+        pytest.fail(f"{CLAUDE_ENV} names {binary}, which does not exist. {INSTALL_HINT}")
+    version = claude_version(binary)
+    if version != PINNED_VERSION:
+        pytest.fail(
+            f"{binary} is Claude Code {version}, but the limits were measured on "
+            f"{PINNED_VERSION} (CLAUDE_CODE_MEASURED_VERSION in lazy_memory.adapters.config): "
+            "install the pinned version, or re-measure and update the constant"
+        )
+    return binary
+
+
+@pytest.fixture
+def fake_messages_api() -> Iterator[FakeMessagesApi]:
+    """A running fake Messages API; script() it before running Claude Code."""
+    with FakeMessagesApi() as api:
+        yield api
+
+
+@pytest.fixture
+def claude_code(
+    claude_binary: str, fake_messages_api: FakeMessagesApi, tmp_path: Path
+) -> ClaudeCode:
+    """The pinned Claude Code, talking to fake_messages_api, its state in tmp_path."""
+    return ClaudeCode(claude_binary, fake_messages_api, tmp_path / "claude-state")
