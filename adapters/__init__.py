@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from lazy_memory.engine.errors import InvalidConfig
+from lazy_memory.engine.errors import InvalidConfig, LazyMemoryError
 
 if TYPE_CHECKING:
     # Imported where they are used: `lazy --help` and every command's parser need only this
@@ -38,16 +38,40 @@ async def open_storage(settings: Settings) -> Storage:
                 "the postgres backend needs a DSN: set LAZY_PG_DSN or [storage] pg_dsn, "
                 "like postgresql://user@host:5432/database"
             )
-        return await PostgresStorage.open(settings.pg_dsn, settings.project_key)
+        return await PostgresStorage.open(
+            settings.pg_dsn, settings.project_key, settings.connect_timeout_seconds
+        )
     if settings.backend == "remote":
         from lazy_memory.adapters.remote import RemoteStorage
 
         if settings.remote is None:
             raise InvalidConfig("the remote backend needs an address: set LAZY_REMOTE")
-        return await RemoteStorage.open(settings.remote, settings.token, settings.tls_ca_file)
+        return await RemoteStorage.open(
+            settings.remote,
+            settings.token,
+            settings.tls_ca_file,
+            connect_timeout=settings.connect_timeout_seconds,
+            request_timeout=settings.request_timeout_seconds,
+        )
     raise InvalidConfig(
         f"unknown storage backend {settings.backend!r}: use one of {', '.join(BACKENDS)}"
     )
+
+
+async def open_storage_anyway(settings: Settings, config_error: LazyMemoryError | None) -> Storage:
+    """The configured store; if it cannot be opened, one that serves why until it can.
+
+    For the processes a launch depends on (`lazy engine`, `lazy mcp`): see
+    adapters/reopening.py. With config_error (a bad lazy.toml) the configuration is read
+    again at each try, so fixing the file is enough.
+    """
+    from lazy_memory.adapters.config import load_settings
+    from lazy_memory.adapters.reopening import open_or_reopening
+
+    async def opener() -> Storage:
+        return await open_storage(settings if config_error is None else load_settings())
+
+    return await open_or_reopening(opener)
 
 
 def service_factory(settings: Settings, storage: Storage) -> Callable[[Identity], MemoryService]:
@@ -68,6 +92,7 @@ def service_factory(settings: Settings, storage: Storage) -> Callable[[Identity]
             warn_bytes=settings.warn_bytes,
             summarizer=summarizer,
             harness=harness,
+            hook_limit_chars=settings.hook_limit_chars,
         )
 
     return new_service

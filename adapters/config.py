@@ -18,6 +18,8 @@ DEFAULT_COMPACT_TIMEOUT_SECONDS = 120.0
 DEFAULT_POLL_SECONDS = 2.0
 DEFAULT_CONNECT_TIMEOUT_SECONDS = 2.0
 """How long opening a network store (PostgreSQL, a remote daemon) may take before it fails."""
+DEFAULT_REQUEST_TIMEOUT_SECONDS = 30.0
+"""How long a remote daemon may take to answer one request before its connection is dropped."""
 CLAUDE_CODE_MEASURED_VERSION = "2.1.197"
 """The Claude Code release the harness limits below were measured on (tests/e2e/claude_code)."""
 DEFAULT_HOOK_LIMIT_CHARS = 10_000
@@ -30,7 +32,7 @@ DEFAULT_HOOK_TIMEOUT_SECONDS = 10.0
 _KNOWN_KEYS: dict[str, set[str]] = {
     "storage": {"backend", "data_dir", "pg_dsn", "project", "connect_timeout_seconds"},
     "memory": {"warn_bytes"},
-    "remote": {"address", "ca_file"},
+    "remote": {"address", "ca_file", "request_timeout_seconds"},
     "compact": {"model", "command", "timeout_seconds"},
     "engine": {"poll_seconds"},
     "claude_code": {"hook_limit_chars", "tool_result_limit_chars", "hook_timeout_seconds"},
@@ -57,6 +59,7 @@ class Settings:
     compact_timeout_seconds: float = DEFAULT_COMPACT_TIMEOUT_SECONDS
     poll_seconds: float = DEFAULT_POLL_SECONDS
     connect_timeout_seconds: float = DEFAULT_CONNECT_TIMEOUT_SECONDS
+    request_timeout_seconds: float = DEFAULT_REQUEST_TIMEOUT_SECONDS
     hook_limit_chars: int = DEFAULT_HOOK_LIMIT_CHARS
     tool_result_limit_chars: int = DEFAULT_TOOL_RESULT_LIMIT_CHARS
     hook_timeout_seconds: float = DEFAULT_HOOK_TIMEOUT_SECONDS
@@ -138,6 +141,10 @@ def load_settings(cwd: Path | None = None, environ: Mapping[str, str] | None = N
         compact_timeout_seconds=float(timeout),
         poll_seconds=poll_seconds,
         connect_timeout_seconds=connect_timeout,
+        request_timeout_seconds=_positive_seconds(
+            remote.get("request_timeout_seconds", DEFAULT_REQUEST_TIMEOUT_SECONDS),
+            "remote.request_timeout_seconds",
+        ),
         hook_limit_chars=_positive_int(
             claude_code.get("hook_limit_chars", DEFAULT_HOOK_LIMIT_CHARS),
             "claude_code.hook_limit_chars",
@@ -153,6 +160,30 @@ def load_settings(cwd: Path | None = None, environ: Mapping[str, str] | None = N
         offline=environ.get("LAZY_OFFLINE", "") not in ("", "0"),
         warnings=tuple(warnings),
     )
+
+
+def settings_or_defaults(
+    cwd: Path | None = None, environ: Mapping[str, str] | None = None
+) -> tuple[Settings, InvalidConfig | None]:
+    """The settings, or, when lazy.toml is bad, the defaults and the error that says why.
+
+    For the processes a launch depends on (the hook, `lazy engine`, `lazy mcp`): they start
+    anyway, the session's identity still taken from the environment, and serve the error.
+    """
+    try:
+        return load_settings(cwd, environ), None
+    except InvalidConfig as error:
+        cwd = (cwd or Path.cwd()).resolve()
+        environ = os.environ if environ is None else environ
+        root = find_root(cwd)
+        data_dir = cwd / environ["LAZY_DATA"] if environ.get("LAZY_DATA") else root / ".lazy"
+        fallback = Settings(
+            root=root,
+            data_dir=data_dir,
+            actor=environ.get("LAZY_ACTOR") or None,
+            task_id=environ.get("LAZY_TASK_ID") or None,
+        )
+        return fallback, error
 
 
 def _read_config_file(path: Path) -> tuple[dict[str, Any], list[str]]:

@@ -79,21 +79,6 @@ def replace_file(target: Path, data: bytes, mode: int) -> None:
 
 
 @contextlib.contextmanager
-def try_lock(path: Path, mode: int = 0o644) -> Iterator[bool]:
-    """Take the exclusive flock on path if no one holds it: yields whether it was taken."""
-    descriptor = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, mode)
-    try:
-        try:
-            fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            yield False
-        else:
-            yield True
-    finally:
-        os.close(descriptor)
-
-
-@contextlib.contextmanager
 def exclusive_lock(path: Path, mode: int = 0o644) -> Iterator[None]:
     """Hold an exclusive flock on path (created if missing), across processes and threads.
 

@@ -80,7 +80,7 @@ class FileStorage:
 
     @classmethod
     async def open(cls, root: Path, poll_seconds: float = DEFAULT_POLL_SECONDS) -> FileStorage:
-        """Open the store under root, creating the directory and converting an old format."""
+        """Open the store under root, reading it only: the first write creates what it needs."""
         storage = cls(root, poll_seconds)
         await storage._run(storage._journal.open)
         return storage
@@ -98,11 +98,14 @@ class FileStorage:
         """Every live record's index entry (no body), ordered by name."""
 
         def entries(index: Index) -> list[IndexEntry]:
-            slots = index.slots
-            return [
-                IndexEntry(name, slots[name].type, slots[name].description, slots[name].revision)
-                for name in index.live
-            ]
+            slots, times = index.slots, index.times
+            entries = []
+            for name in index.live:
+                slot = slots[name]
+                entries.append(
+                    IndexEntry(name, slot.type, slot.description, slot.revision, times[name])
+                )
+            return entries
 
         return await self._read(entries)
 
@@ -221,7 +224,7 @@ class FileStorage:
 
     async def clear_compact(self) -> None:
         """Empty the compact slot."""
-        await self._run(self._compact.unlink, missing_ok=True)
+        await self._run(self._clear_compact)
 
     async def subscribe(self, listener: ChangeListener) -> None:
         """Call listener with every write committed from now on, this process's included."""
@@ -294,12 +297,18 @@ class FileStorage:
         return compact
 
     def _replace_compact(self, data: bytes) -> None:
+        self.root.mkdir(parents=True, exist_ok=True)
         now = time.time()
         for temp in self.root.glob(f".{_COMPACT}.*.tmp"):
             with contextlib.suppress(FileNotFoundError):
                 if now - temp.stat().st_mtime > _STALE_COMPACT_SECONDS:
                     temp.unlink()
         replace_file(self._compact, data, _mode(self._compact))
+
+    def _clear_compact(self) -> None:
+        # A write like any other: it makes the directory, though there is nothing to remove.
+        self.root.mkdir(parents=True, exist_ok=True)
+        self._compact.unlink(missing_ok=True)
 
 
 def _nothing(_: Index) -> None:

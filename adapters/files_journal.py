@@ -9,38 +9,42 @@ it off, so only whole, synced lines are history.
 
 `memories.json` is a checkpoint: the index of every name ever written as of the first
 `history_bytes` bytes of the history, one row per name (its type, description, revision,
-whether it is removed, and the offset and length of its latest entry's line). Opening the
-store reads it and replays only the lines after it; writers replace it atomically (temporary
-file, sync, rename) once the lines after it outnumber an eighth of its names, so neither the
-replay nor the rewriting ever dominates. It is derived: without it the whole history is
-replayed, but a checkpoint that cannot be read is an error, never silently replaced.
+whether it is removed, and the offset and length of its latest entry's line), and beside
+them each name's latest write time. Opening the store reads it and replays only the lines
+after it; writers replace it atomically (temporary file, sync, rename) once the lines after
+it outnumber an eighth of its names, so neither the replay nor the rewriting ever dominates.
+It is derived: without it the whole history is replayed, but a checkpoint that cannot be
+read is an error, never silently replaced.
 
 Each process keeps the index in memory and brings it up to date from the files before every
 operation (two `stat` calls when nothing changed). Bodies stay on disk: a record is read from
-its line when asked for.
+its line when asked for. Reading writes nothing and takes no lock: not the directory, not
+the lock file, not a checkpoint (so a store on a read-only mount reads, and a missing one
+reads as empty); the first write creates what is missing.
 
-The first format kept the history as one JSON array and every record in full in
-memories.json, both rewritten by every save; such a store is converted when it is opened.
+A store of the first format is read as it lies and converted by its first write (see
+files_legacy.py).
 """
 
 from __future__ import annotations
 
 import bisect
 import contextlib
-import json
 import logging
 import os
 import stat
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Final, Literal, NamedTuple, TypeVar
 
-from pydantic import BaseModel, TypeAdapter, ValidationError
+from pydantic import BaseModel, ValidationError
 from pydantic_core import PydanticSerializationError
 
-from lazy_memory.adapters.durable import append_synced, exclusive_lock, replace_file, try_lock
+from lazy_memory.adapters.durable import append_synced, exclusive_lock, replace_file
+from lazy_memory.adapters.files_legacy import is_legacy_checkpoint, is_legacy_history, legacy_lines
 from lazy_memory.engine.errors import InvalidRecord, StorageUnavailable
 from lazy_memory.engine.ports import Change
 from lazy_memory.engine.records import HistoryEntry, Operation, RecordType
@@ -84,9 +88,9 @@ class _Checkpoint(BaseModel):
     history_entries: int
     history_bytes: int
     names: dict[str, Slot]
-
-
-_LEGACY_HISTORY = TypeAdapter(list[HistoryEntry])
+    times: list[datetime] | None = None
+    """When each name's latest entry was written, in the order of names. Checkpoints older
+    than it lack it (and older versions ignore it): those are replayed like none at all."""
 
 
 @dataclass
@@ -101,6 +105,8 @@ class Index:
     entries: int = 0
     offset: int = 0
     slots: dict[str, Slot] = field(default_factory=dict)
+    times: dict[str, datetime] = field(default_factory=dict)
+    """When each name's latest entry was written: the index's time of a live record."""
     live: list[str] = field(default_factory=list)
     """The names of live records, sorted."""
     generation: int = 0
@@ -114,6 +120,7 @@ class Index:
         self.slots[entry.name] = Slot(
             entry.type, entry.description, entry.revision, removed, offset, length
         )
+        self.times[entry.name] = entry.at
         if was_live and removed:
             del self.live[bisect.bisect_left(self.live, entry.name)]
         elif not was_live and not removed:
@@ -149,20 +156,16 @@ class Journal:
         self._guard = threading.Lock()
         self._index = Index()
         self._reader: int | None = None
+        # A first-format history as this format's lines, read from here instead of the file
+        # (with that file's key, to notice it change); None for a store of this format.
+        self._legacy: tuple[bytes, FileKey] | None = None
         # The writes seen since take_changes() last ran, while someone listens (else None).
         self._changes: list[Change] | None = None
 
     def open(self) -> None:
-        """Convert a store of the first format, and write a checkpoint if one is due."""
-        self.root.mkdir(parents=True, exist_ok=True)
-        if self._legacy_history():
-            with exclusive_lock(self.lock_path), self._guard:
-                if self._legacy_history():
-                    self._convert_legacy()
+        """Read the index, so a corrupt store fails here; nothing is written or created."""
         with self._guard:
-            due = self._refreshed().due_for_checkpoint()
-        if due:
-            self._checkpoint_if_free()
+            self._refreshed()
 
     def close(self) -> None:
         """Close the read descriptor and forget the index."""
@@ -193,8 +196,12 @@ class Journal:
 
     def commit(self, change: Callable[[Index], HistoryEntry]) -> HistoryEntry:
         """Append the entry change makes from the up-to-date index; it is durable on return."""
+        # The first write makes the directory; the flock creates the lock file.
+        self.root.mkdir(parents=True, exist_ok=True)
         with exclusive_lock(self.lock_path), self._guard:
             index = self._refreshed()
+            if self._legacy is not None:
+                index = self._convert_legacy(self._legacy[0])
             entry = change(index)
             try:
                 line = entry.model_dump_json().encode("utf-8") + b"\n"
@@ -213,6 +220,15 @@ class Journal:
                 self._checkpoint_quietly(self._index)
         return entry
 
+    def checkpoint(self) -> None:
+        """Write the checkpoint now if one is due, as a write would (for stores built in bulk)."""
+        with exclusive_lock(self.lock_path), self._guard:
+            index = self._refreshed()
+            if self._legacy is not None:
+                index = self._convert_legacy(self._legacy[0])
+            if index.due_for_checkpoint():
+                self._checkpoint(index)
+
     def entry_at(self, slot: Slot) -> HistoryEntry:
         """The history entry a slot points at; call it inside read() or commit()."""
         return self.entries_at([slot])[0]
@@ -221,7 +237,7 @@ class Journal:
         """The history entries the slots point at, in the same order, read in few calls."""
         if not slots:
             return []
-        descriptor = self._require_reader()
+        self._require_reader()
         order = sorted(range(len(slots)), key=lambda number: slots[number].offset)
         lines: list[bytes] = [b""] * len(slots)
         start = 0
@@ -236,7 +252,7 @@ class Journal:
                     break
                 stop += following.length
                 end += 1
-            chunk = os.pread(descriptor, stop - first.offset, first.offset)
+            chunk = self._pread(stop - first.offset, first.offset)
             for number in order[start:end]:
                 begin = slots[number].offset - first.offset
                 lines[number] = chunk[begin : begin + slots[number].length]
@@ -258,14 +274,14 @@ class Journal:
         index = self._index
         if index.offset == 0:
             return []
-        descriptor = self._require_reader()
+        self._require_reader()
         entries: list[HistoryEntry] = []
         position = 0
         while position < index.offset:
-            chunk = os.pread(descriptor, min(_READ_CHUNK, index.offset - position), position)
+            chunk = self._pread(min(_READ_CHUNK, index.offset - position), position)
             whole = chunk[: chunk.rfind(b"\n") + 1]
             if not whole:  # a single line longer than the chunk
-                whole = os.pread(descriptor, index.offset - position, position)
+                whole = self._pread(index.offset - position, position)
                 whole = whole[: whole.find(b"\n") + 1]
             for line in _lines(whole):
                 if line.strip():
@@ -278,7 +294,11 @@ class Journal:
         checkpoint_key = key_of(self.checkpoint_path)
         history_file = _file_of(self.history_path)
         index = self._index
-        if checkpoint_key != index.checkpoint_key or history_file != index.history_file:
+        if (
+            checkpoint_key != index.checkpoint_key
+            or history_file != index.history_file
+            or (self._legacy is not None and key_of(self.history_path) != self._legacy[1])
+        ):
             index = self._reloaded()
         elif history_file is not None:
             self._catch_up(index)
@@ -306,11 +326,13 @@ class Journal:
         if self._reader is not None:
             status = os.fstat(self._reader)
             index.history_file = (status.st_dev, status.st_ino)
-        if checkpoint is not None:
+            self._read_legacy(self._reader, status)
+        if checkpoint is not None and _times_fit(checkpoint):
             self._check_checkpoint(checkpoint)
             index.checkpoint_entries = index.entries = checkpoint.history_entries
             index.offset = checkpoint.history_bytes
             index.slots = checkpoint.names
+            index.times = dict(zip(checkpoint.names, checkpoint.times or (), strict=True))
             index.live = sorted(name for name, slot in index.slots.items() if not slot.removed)
         index.checkpoint_key = checkpoint_key
         if self._reader is not None:
@@ -319,17 +341,16 @@ class Journal:
 
     def _catch_up(self, index: Index) -> None:
         """Apply the whole lines appended after the index's end."""
-        descriptor = self._require_reader()
-        size = os.fstat(descriptor).st_size
+        size = self._size()
         if size < index.offset:
             raise self._corrupt(f"it is shorter than the {index.offset} bytes already read")
         while size > index.offset:
-            chunk = os.pread(descriptor, min(_READ_CHUNK, size - index.offset), index.offset)
+            chunk = self._pread(min(_READ_CHUNK, size - index.offset), index.offset)
             whole = chunk[: chunk.rfind(b"\n") + 1]
             if not whole:
                 if len(chunk) < _READ_CHUNK:
                     return  # only a line still being written, or a torn one
-                whole = os.pread(descriptor, size - index.offset, index.offset)
+                whole = self._pread(size - index.offset, index.offset)
                 whole = whole[: whole.find(b"\n") + 1]
                 if not whole:
                     return
@@ -355,7 +376,7 @@ class Journal:
         try:
             return _Checkpoint.model_validate_json(data), key
         except ValidationError as error:
-            if _is_legacy_checkpoint(data):
+            if is_legacy_checkpoint(data):
                 return None, key  # the first format's: the history says all it said
             raise self._corrupt(_reason(error), self.checkpoint_path) from error
 
@@ -364,27 +385,14 @@ class Journal:
         end = checkpoint.history_bytes
         if end == 0:
             return
-        last = b"" if self._reader is None else os.pread(self._reader, 1, end - 1)
+        last = b"" if self._reader is None else self._pread(1, end - 1)
         if last != b"\n":
-            holds = 0 if self._reader is None else os.fstat(self._reader).st_size
+            holds = 0 if self._reader is None else self._size()
             raise self._corrupt(
                 f"it reflects {checkpoint.history_entries} history entries ({end} bytes) but "
                 f"{HISTORY} holds {holds} bytes that do not end one there",
                 self.checkpoint_path,
             )
-
-    def _checkpoint_if_free(self) -> None:
-        """Write a checkpoint unless another process holds the lock or the store is read-only."""
-        try:
-            with try_lock(self.lock_path) as locked:
-                if not locked:
-                    return
-                with self._guard:
-                    index = self._refreshed()
-                    if index.due_for_checkpoint():
-                        self._checkpoint_quietly(index)
-        except OSError as error:
-            logger.info("no checkpoint of %s: %s", self.checkpoint_path, error)
 
     def _checkpoint_quietly(self, index: Index) -> None:
         """Write the checkpoint; a failure (a full disk) only means a longer replay later."""
@@ -401,32 +409,44 @@ class Journal:
             history_entries=index.entries,
             history_bytes=index.offset,
             names=index.slots,
+            times=[index.times[name] for name in index.slots],
         )
         data = checkpoint.model_dump_json().encode("utf-8") + b"\n"
         replace_file(self.checkpoint_path, data, _mode(self.checkpoint_path))
         index.checkpoint_key = key_of(self.checkpoint_path)
         index.checkpoint_entries = index.entries
 
-    def _legacy_history(self) -> bool:
-        """True if the history is the first format's JSON array."""
+    def _read_legacy(self, descriptor: int, status: os.stat_result) -> None:
+        """Note whether the history just opened is the first format's, and if so its lines."""
+        if not is_legacy_history(os.pread(descriptor, 64, 0)):
+            self._legacy = None
+            return
+        data = os.pread(descriptor, status.st_size, 0)
         try:
-            with self.history_path.open("rb") as file:
-                start = file.read(64).lstrip()
-        except FileNotFoundError:
-            return False
-        return start.startswith(b"[")
-
-    def _convert_legacy(self) -> None:
-        """Rewrite a first-format store in this format (under the flock and the guard)."""
-        _remove_stale_temps(self.root)
-        try:
-            entries = _LEGACY_HISTORY.validate_json(self.history_path.read_bytes())
+            self._legacy = (legacy_lines(data), file_key(status))
         except ValidationError as error:
             raise self._corrupt(_reason(error)) from error
-        lines = b"".join(entry.model_dump_json().encode("utf-8") + b"\n" for entry in entries)
+
+    def _convert_legacy(self, lines: bytes) -> Index:
+        """Rewrite a first-format store as lines of this format (under the flock and the guard)."""
+        _remove_stale_temps(self.root)
         replace_file(self.history_path, lines, _mode(self.history_path))
         # The old memories.json is ignored from now on; the checkpoint replaces it.
-        self._checkpoint(self._reloaded())
+        index = self._reloaded()
+        self._checkpoint(index)
+        return index
+
+    def _pread(self, size: int, offset: int) -> bytes:
+        """size bytes of the history from offset (fewer at its end)."""
+        if self._legacy is not None:
+            return self._legacy[0][offset : offset + size]
+        return os.pread(self._require_reader(), size, offset)
+
+    def _size(self) -> int:
+        """How many bytes the history holds."""
+        if self._legacy is not None:
+            return len(self._legacy[0])
+        return os.fstat(self._require_reader()).st_size
 
     def _require_reader(self) -> int:
         if self._reader is None:
@@ -434,6 +454,7 @@ class Journal:
         return self._reader
 
     def _close_reader(self) -> None:
+        self._legacy = None
         if self._reader is not None:
             os.close(self._reader)
             self._reader = None
@@ -468,13 +489,9 @@ def _lines(whole: bytes) -> list[bytes]:
     return [line + b"\n" for line in whole.split(b"\n")[:-1]]
 
 
-def _is_legacy_checkpoint(data: bytes) -> bool:
-    """True for the first format's memories.json: every record in full, no format number."""
-    try:
-        value = json.loads(data)
-    except ValueError:
-        return False
-    return isinstance(value, dict) and "history_length" in value and "format" not in value
+def _times_fit(checkpoint: _Checkpoint) -> bool:
+    """True if the checkpoint has every name's time (an older version's has none)."""
+    return checkpoint.times is not None and len(checkpoint.times) == len(checkpoint.names)
 
 
 def _remove_stale_temps(root: Path) -> None:

@@ -10,7 +10,8 @@ delivers only once the transaction commits.
 Faults: `_run` is the one place asyncpg and OS errors become StorageUnavailable. Transient
 failures (a lost or refused connection, a server restarting, a serialization failure, a
 deadlock, too many connections) are retried with exponential backoff, a bounded number of
-times: reads always, writes only when the failure came before COMMIT, since a failed
+times (adapters/postgres_retry.py), and a server that cannot be reached only within the
+connect timeout: reads always, writes only when the failure came before COMMIT, since a failed
 transaction is rolled back whole. A connection lost during COMMIT leaves the outcome
 unknown, and the error says so instead of retrying.
 """
@@ -21,7 +22,6 @@ import asyncio
 import contextlib
 import json
 import logging
-import random
 import re
 from collections.abc import Awaitable, Callable, Mapping
 from datetime import datetime
@@ -30,7 +30,9 @@ from urllib.parse import parse_qs, unquote, urlsplit
 
 import asyncpg
 
+from lazy_memory.adapters.config import DEFAULT_CONNECT_TIMEOUT_SECONDS
 from lazy_memory.adapters.migrations import unapplied
+from lazy_memory.adapters.postgres_retry import ATTEMPTS, Retries, backoff, no_answer, reason
 from lazy_memory.adapters.postgres_schema import MIGRATIONS, MIGRATIONS_TABLE
 from lazy_memory.adapters.postgres_search import candidate_query, ranked, search_columns
 from lazy_memory.engine.compact import Compact
@@ -61,11 +63,8 @@ CHANNEL = "lazy_memory"
 """The NOTIFY channel every write announces itself on, as JSON {project, name, revision,
 operation}."""
 
-ATTEMPTS = 6
-"""Tries of one operation before a transient failure is reported (about 3 s of backoff)."""
-FIRST_BACKOFF_SECONDS = 0.1
 POOL_MAX_SIZE = 4
-CONNECT_TIMEOUT_SECONDS = 10.0
+CLOSE_TIMEOUT_SECONDS = 10.0
 COMMAND_TIMEOUT_SECONDS = 60.0
 LISTEN_READY_SECONDS = 5.0
 """How long subscribe waits at most for the first try at a LISTEN connection to end."""
@@ -116,9 +115,16 @@ class PostgresStorage:
     any process on any machine, this one's own included.
     """
 
-    def __init__(self, pool: asyncpg.Pool[Any], dsn: str, project: str) -> None:
+    def __init__(
+        self,
+        pool: asyncpg.Pool[Any],
+        dsn: str,
+        project: str,
+        connect_timeout: float = DEFAULT_CONNECT_TIMEOUT_SECONDS,
+    ) -> None:
         self._pool = pool
         self._dsn = dsn
+        self._connect_timeout = connect_timeout
         self.project = project
         self.where = describe(dsn)
         self._listeners: list[ChangeListener] = []
@@ -128,22 +134,25 @@ class PostgresStorage:
         self._schema_lock = asyncio.Lock()
 
     @classmethod
-    async def open(cls, dsn: str, project: str) -> PostgresStorage:
+    async def open(
+        cls, dsn: str, project: str, connect_timeout: float = DEFAULT_CONNECT_TIMEOUT_SECONDS
+    ) -> PostgresStorage:
         """The store of project in the database at dsn.
 
         Nothing connects yet: the first operation does, and brings the schema up to date, so
         a server that is down fails operations (a launch still gets its UNAVAILABLE marker)
-        and an engine started meanwhile recovers when the server comes back.
+        and an engine started meanwhile recovers when the server comes back. Reaching the
+        server, retries included, takes connect_timeout seconds at most.
         """
         _check_dsn(dsn)
         pool = asyncpg.create_pool(
             dsn,
             min_size=0,
             max_size=POOL_MAX_SIZE,
-            timeout=CONNECT_TIMEOUT_SECONDS,
+            timeout=connect_timeout,
             command_timeout=COMMAND_TIMEOUT_SECONDS,
         )
-        return cls(await pool, dsn, project)
+        return cls(await pool, dsn, project, connect_timeout)
 
     async def list_records(self) -> list[Record]:
         """Every live record, ordered by name."""
@@ -157,13 +166,14 @@ class PostgresStorage:
     async def list_index(self) -> list[IndexEntry]:
         """Every live record's index entry, ordered by name; bodies are never read."""
         rows = await self._fetch(
-            "SELECT name, type, description, revision FROM lazy_records "
+            "SELECT name, type, description, revision, updated_at FROM lazy_records "
             "WHERE project = $1 AND NOT deleted ORDER BY name",
             self.project,
         )
+        # asyncpg hands TIMESTAMPTZ over as an aware datetime: nothing to parse per row.
         return [
-            IndexEntry(_loaded(name), _TYPES[type_], _loaded(description), revision)
-            for name, type_, description, revision in rows
+            IndexEntry(_loaded(name), _TYPES[type_], _loaded(description), revision, updated_at)
+            for name, type_, description, revision, updated_at in rows
         ]
 
     async def change_marker(self) -> str:
@@ -353,7 +363,7 @@ class PostgresStorage:
             self._listening = None
         # Closing waits for connections in use; a wedged one is cut off after this long.
         try:
-            await asyncio.wait_for(self._pool.close(), CONNECT_TIMEOUT_SECONDS)
+            await asyncio.wait_for(self._pool.close(), CLOSE_TIMEOUT_SECONDS)
         except (TimeoutError, *_DRIVER_ERRORS):
             self._pool.terminate()
 
@@ -518,10 +528,12 @@ class PostgresStorage:
 
     async def _retried(self, work: Work[_T], *, write: bool) -> _T:
         """_run without the schema check: the one place driver errors become StorageUnavailable."""
+        retries = Retries(self._connect_timeout)
         for attempt in range(1, ATTEMPTS + 1):
-            committing = finished = False
+            committing = finished = connected = False
             try:
                 async with self._pool.acquire() as connection:
+                    connected = True
                     if write:
                         transaction = connection.transaction()
                         await transaction.start()
@@ -548,18 +560,22 @@ class PostgresStorage:
                 if committing and isinstance(error, _CUT_OFF):
                     raise StorageUnavailable(
                         f"lost PostgreSQL at {self.where} while committing a write "
-                        f"({_reason(error)}): it may or may not have been applied"
+                        f"({reason(error)}): it may or may not have been applied"
                     ) from None
                 transient = isinstance(error, _TRANSIENT) and not isinstance(error, TimeoutError)
-                if not transient or attempt == ATTEMPTS:
-                    raise self._unavailable(error) from None
-                logger.info("PostgreSQL at %s: %s; retrying", self.where, _reason(error))
-                await asyncio.sleep(_backoff(attempt))
+                unreachable = isinstance(error, _UNREACHABLE)
+                pause = retries.pause(attempt, unreachable=unreachable) if transient else None
+                if pause is None:
+                    raise self._unavailable(error, connecting=not connected) from None
+                logger.info("PostgreSQL at %s: %s; retrying", self.where, reason(error))
+                await asyncio.sleep(pause)
         raise AssertionError("unreachable: the last attempt returns or raises")
 
-    def _unavailable(self, error: BaseException) -> StorageUnavailable:
+    def _unavailable(self, error: BaseException, *, connecting: bool = False) -> StorageUnavailable:
+        if connecting and isinstance(error, TimeoutError):
+            return no_answer(self.where, self._connect_timeout)
         verb = "reach" if isinstance(error, _UNREACHABLE) else "use"
-        return StorageUnavailable(f"cannot {verb} PostgreSQL at {self.where}: {_reason(error)}")
+        return StorageUnavailable(f"cannot {verb} PostgreSQL at {self.where}: {reason(error)}")
 
     async def _listen(self) -> None:
         """Hold a LISTEN connection, reconnecting with backoff whenever it is lost, until closed.
@@ -570,13 +586,14 @@ class PostgresStorage:
         failures = 0
         while True:
             try:
-                connection = await asyncpg.connect(self._dsn, timeout=CONNECT_TIMEOUT_SECONDS)
+                connection = await asyncpg.connect(self._dsn, timeout=self._connect_timeout)
             except _DRIVER_ERRORS as error:
                 self._first_listen_tried.set()
                 failures += 1
                 if failures == 1:
-                    logger.warning("change feed: %s; retrying", self._unavailable(error))
-                await asyncio.sleep(min(_backoff(failures), LISTEN_MAX_BACKOFF_SECONDS))
+                    unavailable = self._unavailable(error, connecting=True)
+                    logger.warning("change feed: %s; retrying", unavailable)
+                await asyncio.sleep(min(backoff(failures), LISTEN_MAX_BACKOFF_SECONDS))
                 continue
             try:
                 await self._listen_on(connection, recovered=failures > 0)
@@ -586,7 +603,7 @@ class PostgresStorage:
             finally:
                 connection.terminate()
             failures = 1
-            await asyncio.sleep(_backoff(failures))
+            await asyncio.sleep(backoff(failures))
 
     async def _listen_on(self, connection: asyncpg.Connection[Any], *, recovered: bool) -> None:
         """Deliver the notifications connection receives until it is lost."""
@@ -645,23 +662,6 @@ def _check_dsn(dsn: str) -> None:
             "the PostgreSQL DSN (LAZY_PG_DSN or [storage] pg_dsn) must be a URI like "
             "postgresql://user@host:5432/database"
         )
-
-
-def _reason(error: BaseException) -> str:
-    """The cause of a driver error in a few words, on one line."""
-    if isinstance(error, ConnectionRefusedError):
-        return "connection refused"
-    if isinstance(error, TimeoutError):
-        return "timed out"
-    if isinstance(error, OSError) and error.strerror:
-        return error.strerror[0].lower() + error.strerror[1:]
-    text = str(error).strip() or type(error).__name__
-    return text.splitlines()[0]
-
-
-def _backoff(attempt: int) -> float:
-    """The pause before retry number attempt: doubling, with jitter so retries spread out."""
-    return FIRST_BACKOFF_SECONDS * 2.0 ** (attempt - 1) * random.uniform(0.5, 1.0)
 
 
 def _stored(text: str) -> str:

@@ -3,14 +3,16 @@
 Like every client, it is built against the wire contract in rpc/ (the `lazy/storage/*`
 table and the framing), which imports neither pygls nor anything heavy. The daemon must
 grant this connection storage access: its token has the `engine` role.
+
+Nothing waits on the daemon without a bound: connecting and `initialize`, retries included,
+take the connect timeout at most; a request the request timeout, after which its connection
+is dropped (a mute daemon is owed no goodbye) and the next request opens a new one.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import enum
-import itertools
 import logging
 import os
 import ssl
@@ -22,6 +24,11 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from lazy_memory.adapters.address import Address, parse_address
+from lazy_memory.adapters.config import (
+    DEFAULT_CONNECT_TIMEOUT_SECONDS,
+    DEFAULT_REQUEST_TIMEOUT_SECONDS,
+)
+from lazy_memory.adapters.remote_connection import ConnectionLost, DaemonConnection, NoAnswer
 from lazy_memory.engine.compact import Compact
 from lazy_memory.engine.errors import (
     LazyMemoryError,
@@ -32,7 +39,6 @@ from lazy_memory.engine.errors import (
 from lazy_memory.engine.index import IndexEntry
 from lazy_memory.engine.records import Actor, HistoryEntry, Operation, Record, RecordContent
 from lazy_memory.engine.search import SearchHit, SearchQuery
-from lazy_memory.rpc.framing import FramingError, frame, read_messages
 from lazy_memory.rpc.methods import HistoryParams, NameParams, NoParams, Params, SearchResult
 from lazy_memory.rpc.storage_methods import (
     CompactSlotResult,
@@ -48,6 +54,7 @@ from lazy_memory.rpc.storage_methods import (
     SaveRecordParams,
     StorageSearchParams,
     WatermarkParams,
+    index_entries,
 )
 
 ResultT = TypeVar("ResultT", bound=BaseModel)
@@ -55,7 +62,6 @@ logger = logging.getLogger(__name__)
 
 CONNECT_ATTEMPTS = 3
 CONNECT_BACKOFF_SECONDS = 0.2
-REQUEST_TIMEOUT_SECONDS = 60.0
 
 
 class State(enum.Enum):
@@ -66,92 +72,53 @@ class State(enum.Enum):
     CLOSED = "closed"
 
 
-class ConnectionLost(Exception):
-    """The daemon went away while a request was in flight."""
-
-
-class _Connection:
-    """One initialized JSON-RPC connection: requests matched to responses by id."""
-
-    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        self._writer = writer
-        self._ids = itertools.count(1)
-        self._pending: dict[int, asyncio.Future[dict[str, Any]]] = {}
-        self._receiving = asyncio.ensure_future(self._receive(reader))
-
-    @property
-    def alive(self) -> bool:
-        return not self._receiving.done() and not self._writer.is_closing()
-
-    async def request(self, method: str, params: Any) -> dict[str, Any]:
-        if not self.alive:
-            raise ConnectionLost("the connection is closed")
-        message_id = next(self._ids)
-        future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
-        self._pending[message_id] = future
-        message = {"jsonrpc": "2.0", "id": message_id, "method": method, "params": params}
-        try:
-            self._writer.write(frame(message))
-            await self._writer.drain()
-            return await asyncio.wait_for(future, REQUEST_TIMEOUT_SECONDS)
-        except (OSError, TimeoutError) as error:
-            raise ConnectionLost(str(error) or type(error).__name__) from None
-        finally:
-            self._pending.pop(message_id, None)
-
-    def notify(self, method: str, params: Any = None) -> None:
-        self._writer.write(frame({"jsonrpc": "2.0", "method": method, "params": params}))
-
-    async def close(self) -> None:
-        self._receiving.cancel()
-        self._writer.close()
-        # The daemon may already have closed its end.
-        with contextlib.suppress(OSError, ssl.SSLError):
-            await self._writer.wait_closed()
-
-    async def _receive(self, reader: asyncio.StreamReader) -> None:
-        def deliver(message: dict[str, Any]) -> None:
-            future = self._pending.get(message.get("id"))  # type: ignore[arg-type]
-            if future is not None and not future.done():
-                future.set_result(message)
-
-        def unanswerable(_: Any, code: int, text: str) -> None:
-            logger.warning("the daemon sent a malformed message (%s): %s", code, text)
-
-        try:
-            # The daemon's answers are as big as the store (a whole history, every record): the
-            # limit that guards the daemon from its clients does not apply to them.
-            await read_messages(reader, deliver, unanswerable, max_bytes=None)
-        except (FramingError, OSError) as error:
-            logger.warning("the connection to the daemon broke: %s", error)
-        finally:
-            for future in self._pending.values():
-                if not future.done():
-                    future.set_exception(ConnectionLost("the daemon closed the connection"))
-
-
 class RemoteStorage:
     """The Storage port over a daemon connection, reconnecting when the daemon comes back.
 
     Reads are retried once on a fresh connection if the old one broke; a write whose
-    connection broke mid-flight is not, since it may already have been applied.
+    connection broke mid-flight is not, since it may already have been applied, nor is a
+    request the daemon left unanswered past the request timeout.
     """
 
-    def __init__(self, address: Address, token: str, ssl_context: ssl.SSLContext | None) -> None:
+    def __init__(
+        self,
+        address: Address,
+        token: str,
+        ssl_context: ssl.SSLContext | None,
+        *,
+        connect_timeout: float = DEFAULT_CONNECT_TIMEOUT_SECONDS,
+        request_timeout: float = DEFAULT_REQUEST_TIMEOUT_SECONDS,
+    ) -> None:
         self.address = address
         self.state = State.DISCONNECTED
         self._token = token
         self._ssl_context = ssl_context
-        self._connection: _Connection | None = None
+        self._connect_timeout = connect_timeout
+        self._request_timeout = request_timeout
+        self._connection: DaemonConnection | None = None
         self._connecting = asyncio.Lock()
 
     @classmethod
-    async def open(cls, address: str, token: str | None, ca_file: Path | None) -> RemoteStorage:
+    async def open(
+        cls,
+        address: str,
+        token: str | None,
+        ca_file: Path | None,
+        *,
+        connect_timeout: float = DEFAULT_CONNECT_TIMEOUT_SECONDS,
+        request_timeout: float = DEFAULT_REQUEST_TIMEOUT_SECONDS,
+    ) -> RemoteStorage:
         """Connect to the daemon at address (unix:PATH, tcp:HOST:PORT or tls:HOST:PORT)."""
         if not token:
             raise StorageUnavailable("the remote backend needs a token: set LAZY_TOKEN")
         parsed = parse_address(address)
-        storage = cls(parsed, token, _client_ssl_context(parsed, ca_file))
+        storage = cls(
+            parsed,
+            token,
+            _client_ssl_context(parsed, ca_file),
+            connect_timeout=connect_timeout,
+            request_timeout=request_timeout,
+        )
         await storage._connected()
         return storage
 
@@ -161,7 +128,14 @@ class RemoteStorage:
 
     async def list_index(self) -> list[IndexEntry]:
         """Every live record's index entry, ordered by name."""
-        return (await self._call("list_index", NoParams(), IndexResult)).entries
+        rows = (await self._call("list_index", NoParams(), IndexResult)).entries
+        try:
+            return index_entries(rows)
+        except (TypeError, ValueError, KeyError) as error:
+            raise StorageUnavailable(
+                f"the daemon at {self.address} answered list_index with an unexpected shape: "
+                f"{error}"
+            ) from None
 
     async def change_marker(self) -> str:
         """The daemon's store's change marker."""
@@ -229,10 +203,10 @@ class RemoteStorage:
             return
         if connection.alive:
             try:
-                await connection.request("shutdown", None)
+                await connection.request("shutdown", None, self._connect_timeout)
                 connection.notify("exit")
             except ConnectionLost:
-                pass  # closing anyway
+                connection.abort()  # closing anyway, without waiting on the daemon again
         await connection.close()
 
     async def _call(
@@ -241,19 +215,15 @@ class RemoteStorage:
         name = f"lazy/storage/{method}"
         raw = params.model_dump(mode="json")
         try:
-            response = await (await self._connected()).request(name, raw)
+            response = await self._request(name, raw)
         except ConnectionLost as error:
-            self.state = State.DISCONNECTED
-            if write:
-                raise StorageUnavailable(
-                    f"lost the connection to the daemon at {self.address} during {method} "
-                    f"({error}); it may or may not have been applied"
-                ) from None
+            if write or isinstance(error, NoAnswer):
+                # A mute daemon is not asked again: that would double the wait.
+                raise self._lost(method, error, write=write) from None
             try:
-                response = await (await self._connected()).request(name, raw)
+                response = await self._request(name, raw)
             except ConnectionLost as again:
-                self.state = State.DISCONNECTED
-                raise self._unreachable(again) from None
+                raise self._lost(method, again, write=False) from None
         if "error" in response:
             raise _typed_error(response["error"], self.address)
         try:
@@ -264,19 +234,50 @@ class RemoteStorage:
                 f"{error.errors()[0]['msg']}"
             ) from None
 
-    async def _connected(self) -> _Connection:
+    async def _request(self, method: str, params: Any) -> dict[str, Any]:
+        """One request on the live connection; one that broke or went mute is dropped."""
+        connection = await self._connected()
+        try:
+            return await connection.request(method, params, self._request_timeout)
+        except ConnectionLost:
+            self.state = State.DISCONNECTED
+            if self._connection is connection:
+                self._connection = None
+            connection.abort()
+            raise
+
+    def _lost(self, method: str, error: ConnectionLost, *, write: bool) -> StorageUnavailable:
+        if isinstance(error, NoAnswer):
+            outcome = "; it may or may not have been applied" if write else ""
+            return StorageUnavailable(
+                f"the daemon at {self.address} gave {error} ([remote] request_timeout_seconds): "
+                f"dropped the connection, the next request opens a new one{outcome}"
+            )
+        if write:
+            return StorageUnavailable(
+                f"lost the connection to the daemon at {self.address} during {method} "
+                f"({error}); it may or may not have been applied"
+            )
+        return self._unreachable(error)
+
+    async def _connected(self) -> DaemonConnection:
         """The live connection, opening (and initializing) a new one if needed."""
         async with self._connecting:
             if self._connection is not None and self._connection.alive:
                 return self._connection
             if self.state is State.CLOSED:
                 raise StorageUnavailable("the remote store has been closed")
+            loop = asyncio.get_running_loop()
+            deadline = loop.time() + self._connect_timeout
             last_error: Exception | None = None
             for attempt in range(CONNECT_ATTEMPTS):
                 if attempt:
-                    await asyncio.sleep(CONNECT_BACKOFF_SECONDS * 2 ** (attempt - 1))
+                    pause = CONNECT_BACKOFF_SECONDS * 2 ** (attempt - 1)
+                    if loop.time() + pause >= deadline:
+                        break  # no time left for another try
+                    await asyncio.sleep(pause)
                 try:
-                    self._connection = await self._initialized_connection()
+                    self._connection = await self._initialized_connection(deadline)
                 except (OSError, ConnectionLost, ssl.SSLError) as error:
                     last_error = error
                     continue
@@ -284,18 +285,34 @@ class RemoteStorage:
                 return self._connection
             raise self._unreachable(last_error)
 
-    async def _initialized_connection(self) -> _Connection:
-        reader, writer = await asyncio.wait_for(self.address.connect(self._ssl_context), 10)
-        connection = _Connection(reader, writer)
-        response = await connection.request(
-            "initialize",
-            {
-                "processId": os.getpid(),
-                "clientInfo": {"name": "lazy-memory remote backend"},
-                "capabilities": {},
-                "initializationOptions": {"token": self._token},
-            },
-        )
+    async def _initialized_connection(self, deadline: float) -> DaemonConnection:
+        """A connection that has answered initialize, or an error, by deadline (loop time)."""
+        loop = asyncio.get_running_loop()
+        within = f"within {self._connect_timeout:g} s (connect_timeout_seconds)"
+        try:
+            connection = await DaemonConnection.open(
+                self.address, self._ssl_context, deadline - loop.time()
+            )
+        except NoAnswer:
+            raise NoAnswer(f"connecting did not finish {within}") from None
+        try:
+            response = await connection.request(
+                "initialize",
+                {
+                    "processId": os.getpid(),
+                    "clientInfo": {"name": "lazy-memory remote backend"},
+                    "capabilities": {},
+                    "initializationOptions": {"token": self._token},
+                },
+                deadline - loop.time(),
+            )
+        except ConnectionLost as lost:
+            connection.abort()
+            if isinstance(lost, NoAnswer):
+                raise NoAnswer(
+                    f"it accepted the connection but did not answer initialize {within}"
+                ) from None
+            raise
         if "error" in response:
             await connection.close()
             error = _typed_error(response["error"], self.address)

@@ -12,6 +12,11 @@ Writers in other processes queue on SQLite's own lock. SQLite's built-in busy ha
 busy database is retried here instead, after a short randomized pause that grows to two
 milliseconds, for up to the same 30 seconds.
 
+A handle reads without writing anything until its first write: no folder, database, -wal or
+-shm file is created and no write lock taken (sqlite_reader.py), so a store that does not
+exist reads as empty and a read-only one reads. The first write creates the database if need
+be, migrates it, and from then on the handle reads through its writer connection too.
+
 Durability: WAL with synchronous=NORMAL. A commit is in the WAL file before the write is
 acknowledged, so no process crash (a killed engine included) loses or tears an acknowledged
 write; the WAL is synced at each checkpoint, so an OS crash or power loss may roll back the
@@ -28,15 +33,16 @@ import os
 import random
 import sqlite3
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
-from lazy_memory.adapters.migrations import unapplied
-from lazy_memory.adapters.sqlite_schema import MIGRATIONS
+from lazy_memory.adapters.sqlite_connections import close, connect
+from lazy_memory.adapters.sqlite_reader import Reader, SchemaTooOld
 from lazy_memory.adapters.sqlite_search import search_hit, search_statement
+from lazy_memory.adapters.sqlite_writer import open_writer, transaction
 from lazy_memory.engine.compact import Compact
 from lazy_memory.engine.errors import Conflict, NotFound, StorageUnavailable
 from lazy_memory.engine.index import IndexEntry
@@ -59,8 +65,6 @@ _FIRST_PAUSE_SECONDS = 0.0001
 _MAX_PAUSE_SECONDS = 0.002
 CHECKPOINT_WRITES = 100
 """Writes by this handle between two of its background checkpoints."""
-AUTOCHECKPOINT_PAGES = 10_000
-"""WAL pages at which a commit checkpoints by itself: a bound, for when no engine is writing."""
 _RECORD_COLUMNS = (
     "name, type, description, body, revision, updated_at, actor_kind, actor_detail, provenance"
 )
@@ -79,7 +83,8 @@ _UPSERT_RECORD = (
 _APPEND_HISTORY = f"INSERT INTO history ({_HISTORY_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 _TYPES = {member.value: member for member in RecordType}
 INDEX_QUERY = (
-    "SELECT name, type, description, revision FROM records WHERE deleted = 0 ORDER BY name"
+    "SELECT name, type, description, revision, updated_at FROM records "
+    "WHERE deleted = 0 ORDER BY name"
 )
 """The index of live records; the records_live_index covers it, so no body is ever read."""
 LIVE_REVISIONS_QUERY = "SELECT name, revision FROM records WHERE deleted = 0"
@@ -103,29 +108,26 @@ class SqliteStorage:
         self._path = path
         self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="lazy-sqlite")
         self._lock = asyncio.Lock()
+        # The writer, from this handle's first write on; until then reads go to the reader.
         self._connection: sqlite3.Connection | None = None
+        self._reader = Reader(path)
         self._closed = False
-        # The marker: this handle's own id, SQLite's count of other connections' commits
-        # (PRAGMA data_version ignores this connection's), and this connection's writes.
+        # The marker: this handle's own id, the reader's epoch (it moves whenever reads move
+        # to another connection), SQLite's count of other connections' commits (PRAGMA
+        # data_version ignores this connection's), and this connection's writes.
         self._handle = os.urandom(6).hex()
         self._writes = 0
         self._checkpointer = _Checkpointer(path)
 
     @classmethod
     async def open(cls, path: Path) -> SqliteStorage:
-        """Open (creating if needed) the database at path and bring its schema up to date."""
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-        except OSError as error:
-            raise StorageUnavailable(
-                f"cannot create the data directory {path.parent}: {error.strerror}"
-            ) from None
+        """Open the database at path to read it; the first write creates and migrates it.
+
+        Its schema is read here, so a corrupt database, or a newer version's, fails now.
+        """
         storage = cls(path)
         try:
-            loop = asyncio.get_running_loop()
-            storage._connection = await loop.run_in_executor(storage._thread, _connect, path)
-            await storage._run(_configure)
-            await storage._run(storage._migrate, write=True)
+            await storage._run(_opened)
         except BaseException:
             await storage.aclose()
             raise
@@ -136,7 +138,8 @@ class SqliteStorage:
         rows = await self._fetch(
             f"SELECT {_RECORD_COLUMNS} FROM records WHERE deleted = 0 ORDER BY name"
         )
-        return [_record(row) for row in rows]
+        with _parsing(self._path):
+            return [_record(row) for row in rows]
 
     async def list_index(self) -> list[IndexEntry]:
         """Every live record's index entry, ordered by name; bodies are never read."""
@@ -147,7 +150,7 @@ class SqliteStorage:
 
         def marker(connection: sqlite3.Connection) -> str:
             (version,) = connection.execute("PRAGMA data_version").fetchone()
-            return f"{self._handle}:{version}:{self._writes}"
+            return f"{self._handle}:{self._reader.epoch}:{version}:{self._writes}"
 
         return await self._run(marker, inline=True)
 
@@ -160,7 +163,8 @@ class SqliteStorage:
         )
         if not rows:
             raise NotFound(f"no record named {name!r}")
-        return _record(rows[0])
+        with _parsing(self._path):
+            return _record(rows[0])
 
     async def save_record(
         self,
@@ -225,7 +229,8 @@ class SqliteStorage:
             rows = await self._fetch(
                 f"SELECT {_HISTORY_COLUMNS} FROM history WHERE name = ? ORDER BY seq", (name,)
             )
-        return [_history_entry(row) for row in rows]
+        with _parsing(self._path):
+            return [_history_entry(row) for row in rows]
 
     async def live_revisions(self) -> dict[str, int]:
         """The current revision of every live record."""
@@ -240,7 +245,9 @@ class SqliteStorage:
     async def search(self, query: SearchQuery, limit: int) -> list[SearchHit]:
         """The best limit live records for query, ranked by FTS5's bm25, then by name."""
         sql, parameters = search_statement(query, limit)
-        return [search_hit(row, query) for row in await self._fetch(sql, parameters)]
+        rows = await self._fetch(sql, parameters)
+        with _parsing(self._path):
+            return [search_hit(row, query) for row in rows]
 
     async def get_compact(self) -> Compact | None:
         """The compact slot's content, if any."""
@@ -279,30 +286,13 @@ class SqliteStorage:
             self._closed = True
             await self._checkpointer.aclose()
             connection, self._connection = self._connection, None
+            # Closing anyway: the file handles go with the connections.
+            with contextlib.suppress(sqlite3.Error, OSError):
+                self._reader.close()
             if connection is not None:
-                # Closing anyway: the file handles go with the connection.
                 with contextlib.suppress(sqlite3.Error):
-                    connection.close()
+                    close(connection)
             self._thread.shutdown(wait=False)
-
-    def _migrate(self, connection: sqlite3.Connection) -> None:
-        """Apply the migrations the database lacks, in one immediate transaction.
-
-        Concurrent first opens of a new store are safe: one process applies the migrations,
-        the others wait on the write lock and then find nothing left to do.
-        """
-        connection.execute(
-            "CREATE TABLE IF NOT EXISTS schema_migrations "
-            "(name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)"
-        )
-        applied = {row[0] for row in connection.execute("SELECT name FROM schema_migrations")}
-        for name, statements in unapplied(MIGRATIONS, applied, str(self._path)):
-            for statement in statements:
-                connection.execute(statement)
-            connection.execute(
-                "INSERT INTO schema_migrations (name, applied_at) VALUES (?, ?)",
-                (name, datetime.now(UTC).isoformat()),
-            )
 
     async def _fetch(self, sql: str, parameters: Any = (), *, inline: bool = False) -> list[Any]:
         def fetch(connection: sqlite3.Connection) -> list[Any]:
@@ -314,52 +304,81 @@ class SqliteStorage:
         """Run work on the connection, a write as one IMMEDIATE transaction.
 
         inline work (small, quick reads and writes) runs right here on the event loop when
-        the database is not busy, sparing two thread hand-offs; anything else, and inline
-        work that found another process holding the lock, runs on the connection's thread,
-        which waits out the lock. The one place sqlite3 and OS errors become the engine's
-        StorageUnavailable.
+        the database is not busy and no connection has to be opened first, sparing two
+        thread hand-offs; anything else, and inline work that found another process holding
+        the lock, runs on the connection's thread, which waits out the lock. The one place
+        sqlite3 and OS errors become the engine's StorageUnavailable.
         """
         async with self._lock:
-            connection = self._connection
-            if self._closed or connection is None:
+            if self._closed:
                 raise StorageUnavailable(f"the SQLite store at {self._path} has been closed")
+            opened = self._connection is not None or (not write and self._reader.ready)
             try:
-                if inline:
+                if inline and opened:
                     try:
-                        return self._once(connection, work, write)
+                        return self._once(work, write)
                     except sqlite3.OperationalError as error:
                         if not _busy(error):
                             raise
                 loop = asyncio.get_running_loop()
-                return await loop.run_in_executor(
-                    self._thread, self._attempt, connection, work, write
-                )
+                return await loop.run_in_executor(self._thread, self._attempt, work, write)
             except (sqlite3.Error, OSError) as error:
                 raise StorageUnavailable(
                     f"cannot use the SQLite store at {self._path}: {error}"
                     f"{_why_unwritable(self._path)}"
                 ) from None
+            except (ValueError, KeyError) as error:
+                raise _unreadable(self._path, error) from None
             finally:
-                if write:
+                if write and self._connection is not None:
                     self._checkpointer.wrote()
 
-    def _once(self, connection: sqlite3.Connection, work: Work[_T], write: bool) -> _T:
-        """work, once; a write in its own transaction."""
+    def _once(self, work: Work[_T], write: bool) -> _T:
+        """work, once: on the writer, or before this handle's first write a read on the
+        reader; a write in its own transaction."""
+        if self._connection is None and not write:
+            try:
+                return self._reader.read(work)
+            except SchemaTooOld as old:
+                self._upgrade(old)
+        connection = self._connection or self._open_writer()
         if not write:
             return work(connection)
         try:
-            return _transaction(connection, work)
+            return transaction(connection, work)
         finally:
             # Even a write that failed may have committed, so the marker moves anyway.
             self._writes += 1
 
-    def _attempt(self, connection: sqlite3.Connection, work: Work[_T], write: bool) -> _T:
+    def _open_writer(self) -> sqlite3.Connection:
+        """The writer (sqlite_writer.py), through which this handle reads from now on too."""
+        connection = self._connection = open_writer(self._path)
+        # The writer sees every commit, its own included: the reader has had its day.
+        try:
+            self._reader.close()
+        except (sqlite3.Error, OSError) as error:
+            logger.debug("closing the reader of %s: %s", self._path, error)
+        return connection
+
+    def _upgrade(self, old: SchemaTooOld) -> None:
+        """Apply the migrations reads depend on, a write; or say why the store cannot be read."""
+        try:
+            self._open_writer()
+        except (sqlite3.Error, OSError) as error:
+            if isinstance(error, sqlite3.OperationalError) and _busy(error):
+                raise
+            raise StorageUnavailable(
+                f"the SQLite store at {self._path} must be migrated ({old}) before it can be "
+                f"read, and cannot be written: {error}{_why_unwritable(self._path)}"
+            ) from None
+
+    def _attempt(self, work: Work[_T], write: bool) -> _T:
         """work, run again after a short pause for as long as the database is busy."""
         deadline = time.monotonic() + BUSY_TIMEOUT_SECONDS
         pause = _FIRST_PAUSE_SECONDS
         while True:
             try:
-                return self._once(connection, work, write)
+                return self._once(work, write)
             except sqlite3.OperationalError as error:
                 if not _busy(error) or time.monotonic() >= deadline:
                     raise
@@ -374,7 +393,7 @@ class _Checkpointer:
     fsyncs included: the one save that pays waits milliseconds (tens on a busy disk), and an
     inline save holds up the event loop meanwhile. Here, every CHECKPOINT_WRITES writes, a
     PASSIVE checkpoint (it never waits for, or blocks, readers and writers) runs on a thread
-    and connection of its own. The automatic checkpoint stays, at AUTOCHECKPOINT_PAGES, as a
+    and connection of its own. The automatic checkpoint stays (sqlite_writer.py), as a
     bound on the WAL for stores that only short-lived processes write to.
     """
 
@@ -401,7 +420,7 @@ class _Checkpointer:
             await asyncio.wait([self._running])
         if self._connection is not None:
             with contextlib.suppress(sqlite3.Error):
-                self._connection.close()
+                close(self._connection)
             self._connection = None
         if self._thread is not None:
             self._thread.shutdown(wait=False)
@@ -411,9 +430,7 @@ class _Checkpointer:
         # copies the same pages.
         try:
             if self._connection is None:
-                self._connection = sqlite3.connect(
-                    self._path, isolation_level=None, timeout=0, check_same_thread=False
-                )
+                self._connection = connect(self._path)
             self._connection.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
         except sqlite3.Error as error:
             logger.debug("background checkpoint of %s skipped: %s", self._path, error)
@@ -471,39 +488,24 @@ class _Row:
         )
 
 
-def _connect(path: Path) -> sqlite3.Connection:
+@contextlib.contextmanager
+def _parsing(path: Path) -> Iterator[None]:
+    """Turn a row that does not parse into StorageUnavailable, as _run does its errors."""
     try:
-        # isolation_level=None: transactions are begun explicitly, as IMMEDIATE. The event
-        # loop and the connection's thread take turns with it, never both at once (the
-        # store's lock), hence check_same_thread=False. timeout=0: _attempt does the waiting.
-        return sqlite3.connect(path, isolation_level=None, timeout=0, check_same_thread=False)
-    except (sqlite3.Error, OSError) as error:
-        raise StorageUnavailable(
-            f"cannot open the SQLite store at {path}: {error}{_why_unwritable(path)}"
-        ) from None
+        yield
+    except (ValueError, KeyError) as error:
+        raise _unreadable(path, error) from None
 
 
-def _configure(connection: sqlite3.Connection) -> None:
-    # Busy waits are retried by _attempt, in shorter steps than SQLite's own handler takes.
-    connection.execute("PRAGMA busy_timeout = 0")
-    connection.execute("PRAGMA journal_mode = WAL")
-    # WAL with NORMAL survives any process crash; only an OS crash may lose the tail (see
-    # the module's docstring).
-    connection.execute("PRAGMA synchronous = NORMAL")
-    connection.execute(f"PRAGMA wal_autocheckpoint = {AUTOCHECKPOINT_PAGES}")
+def _unreadable(path: Path, error: ValueError | KeyError) -> StorageUnavailable:
+    # A time, a type or a provenance that does not parse: the database was changed behind
+    # the store's back. Pydantic's messages take several lines; the first says enough.
+    reason = str(error).splitlines()[0] if str(error) else type(error).__name__
+    return StorageUnavailable(f"the SQLite store at {path} holds a row it cannot read: {reason}")
 
 
-def _transaction(connection: sqlite3.Connection, work: Work[_T]) -> _T:
-    """work in one IMMEDIATE transaction: committed if it returns, else rolled back."""
-    connection.execute("BEGIN IMMEDIATE")
-    try:
-        result = work(connection)
-        connection.execute("COMMIT")
-    except BaseException:
-        if connection.in_transaction:
-            connection.execute("ROLLBACK")
-        raise
-    return result
+def _opened(_: sqlite3.Connection) -> None:
+    """A read of nothing: opening the connection it runs on is the point."""
 
 
 def _busy(error: sqlite3.OperationalError) -> bool:
@@ -517,9 +519,10 @@ def _busy(error: sqlite3.OperationalError) -> bool:
 def _index(connection: sqlite3.Connection) -> list[IndexEntry]:
     cursor = connection.execute(INDEX_QUERY)
     # Straight from the cursor, so no second list of rows is ever held.
+    parse = datetime.fromisoformat
     return [
-        IndexEntry(name, _TYPES[type_], description, revision)
-        for name, type_, description, revision in cursor
+        IndexEntry(name, _TYPES[type_], description, revision, parse(updated_at))
+        for name, type_, description, revision, updated_at in cursor
     ]
 
 

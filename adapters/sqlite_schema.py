@@ -123,4 +123,18 @@ MIGRATIONS: tuple[Migration, ...] = (
             "ON records (deleted, name, type, description, revision)",
         ),
     ),
+    (
+        "0006_live_index_updated_at",
+        (
+            # The index of live records shows when each was written: the covering index
+            # takes updated_at too, so that read still never touches a body.
+            "DROP INDEX records_live_index",
+            "CREATE INDEX records_live_index "
+            "ON records (deleted, name, type, description, revision, updated_at)",
+        ),
+    ),
 )
+
+INDEX_ONLY = frozenset({"0005_live_index", "0006_live_index_updated_at"})
+"""Migrations that only add or replace an index: a database without them reads the same, only
+slower, so a store that cannot be written yet is read without them."""

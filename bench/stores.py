@@ -4,11 +4,12 @@ The corpus is what `fill_store` would write (one revision per record, a minute a
 corpus actor), but the embedded backends get it in bulk, because saving 100,000 records one
 by one would take most of the run:
 
-- sqlite: `SqliteStorage.open` creates and migrates the database once, then one transaction
-  inserts every row, as `SqliteStorage` lays rows out (the records table and the history).
+- sqlite: a first write (clearing the empty compact slot) creates and migrates the database,
+  then one transaction inserts every row, as `SqliteStorage` lays rows out (the records
+  table and the history).
 - files: `memory-history.json`, the backend's source of truth, is written once in its own
-  format (one history entry per line, as JSON); opening the store with `FileStorage.open`
-  then writes the `memories.json` checkpoint from it, so the backend derives its own index.
+  format (one history entry per line, as JSON); the backend's journal then writes the
+  `memories.json` checkpoint from it, as a write would, so it derives its own index.
 - postgres (only with LAZY_PG_DSN): `fill_store` through the backend itself, at up to
   POSTGRES_MAX_RECORDS records, since nothing outside it knows its schema.
 
@@ -28,6 +29,7 @@ from pathlib import Path
 from bench.corpus import CORPUS_ACTOR, CORPUS_START, fill_store, realistic_records
 from lazy_memory.adapters import BACKENDS, open_storage
 from lazy_memory.adapters.config import Settings, load_settings
+from lazy_memory.adapters.files_journal import Journal
 from lazy_memory.engine.records import HistoryEntry, Operation
 
 EMBEDDED_BACKENDS = ("sqlite", "files")
@@ -130,9 +132,12 @@ def _settings(store: Store) -> Settings:
 
 
 async def _build_sqlite(store: Store) -> None:
-    # Opening once creates the file and applies every migration, so the schema is the real one.
+    # A first write creates the file and applies every migration: the schema is the real one.
     storage = await open_storage(_settings(store))
-    await storage.aclose()
+    try:
+        await storage.clear_compact()
+    finally:
+        await storage.aclose()
     rows = [_sqlite_row(entry) for entry in corpus_history(store.records)]
     connection = sqlite3.connect(store.data_dir / "memory.db", isolation_level=None)
     try:
@@ -174,5 +179,8 @@ async def _build_files(store: Store) -> None:
     store.data_dir.mkdir(parents=True)
     lines = (entry.model_dump_json() + "\n" for entry in corpus_history(store.records))
     (store.data_dir / "memory-history.json").write_text("".join(lines), encoding="utf-8")
-    storage = await open_storage(_settings(store))
-    await storage.aclose()
+    journal = Journal(store.data_dir)
+    try:
+        journal.checkpoint()
+    finally:
+        journal.close()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import NamedTuple, Protocol, TypeVar
 
 from lazy_memory.engine.records import RecordType
@@ -30,6 +31,11 @@ class Indexed(Protocol):
         """The record's current revision."""
         ...
 
+    @property
+    def updated_at(self) -> datetime:
+        """When the current revision was written."""
+        ...
+
 
 IndexedT = TypeVar("IndexedT", bound=Indexed)
 """Any one kind of Indexed, for functions that hand back some of the records they were given."""
@@ -47,6 +53,8 @@ class IndexEntry(NamedTuple):
     type: RecordType
     description: str
     revision: int
+    updated_at: datetime
+    """When the live revision was written (timezone-aware, UTC), as Record.updated_at has it."""
 
 
 def collapse_whitespace(text: str) -> str:

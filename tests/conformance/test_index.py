@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import os
 import sys
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -19,6 +19,7 @@ from tests.conformance.conftest import OpenStorage
 
 ALICE = Actor(kind=ActorKind.HUMAN, detail="alice")
 T0 = datetime(2026, 11, 30, 8, 0, tzinfo=UTC)
+LATER = T0 + timedelta(hours=1, microseconds=250)
 WRITER = Path(__file__).with_name("writer.py")
 REPOSITORY = Path(__file__).parents[2]
 
@@ -50,7 +51,7 @@ async def test_the_index_is_the_live_records_in_name_order_without_bodies(
     await storage.save_record(
         content("alpha", "Updated:\tnow  with runs   of whitespace", RecordType.FEEDBACK),
         actor=ALICE,
-        at=T0,
+        at=LATER,
     )
     await storage.remove_record("mid", actor=ALICE, at=T0)
 
@@ -58,12 +59,13 @@ async def test_the_index_is_the_live_records_in_name_order_without_bodies(
 
     assert [entry.name for entry in index] == sorted(set(names) - {"mid"})
     assert index[[entry.name for entry in index].index("alpha")] == IndexEntry(
-        "alpha", RecordType.FEEDBACK, "Updated:\tnow  with runs   of whitespace", 2
+        "alpha", RecordType.FEEDBACK, "Updated:\tnow  with runs   of whitespace", 2, LATER
     )
     assert all(isinstance(entry, IndexEntry) for entry in index)
     assert all(type(entry.type) is RecordType for entry in index)
+    assert all(entry.updated_at.utcoffset() == timedelta(0) for entry in index)
     assert index == [
-        IndexEntry(record.name, record.type, record.description, record.revision)
+        IndexEntry(record.name, record.type, record.description, record.revision, record.updated_at)
         for record in await storage.list_records()
     ]
 
@@ -79,9 +81,11 @@ async def test_a_revived_record_is_back_in_the_index_at_its_new_revision(
     await storage.remove_record("deploy", actor=ALICE, at=T0)
     assert await storage.list_index() == []
 
-    await storage.save_record(content("deploy", "Back again"), actor=ALICE, at=T0)
+    await storage.save_record(content("deploy", "Back again"), actor=ALICE, at=LATER)
 
-    assert await storage.list_index() == [IndexEntry("deploy", RecordType.PROJECT, "Back again", 3)]
+    assert await storage.list_index() == [
+        IndexEntry("deploy", RecordType.PROJECT, "Back again", 3, LATER)
+    ]
 
 
 async def test_the_marker_holds_still_without_writes_and_moves_with_each_write(

@@ -24,9 +24,9 @@ from lazy_memory.engine.records import Actor, ActorKind, RecordType
 T0 = datetime(2026, 11, 30, 8, 0, tzinfo=UTC)
 ALICE = Actor(kind=ActorKind.HUMAN, detail="alice")
 RECORDS = [
-    IndexEntry("alpha", RecordType.PROJECT, "How we deploy", 1),
-    IndexEntry("café", RecordType.USER, "Prefers   tabs\u2028and\tünïcode ✓", 3),
-    IndexEntry("zeta", RecordType.FEEDBACK, " padded ", 2),
+    IndexEntry("alpha", RecordType.PROJECT, "How we deploy", 1, T0),
+    IndexEntry("café", RecordType.USER, "Prefers   tabs\u2028and\tünïcode ✓", 3, T0),
+    IndexEntry("zeta", RecordType.FEEDBACK, " padded ", 2, T0),
 ]
 COMPACT = Compact(
     preamble="# Compacted",

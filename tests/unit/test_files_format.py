@@ -35,6 +35,10 @@ def history_lines(root: Path) -> list[str]:
     return (root / "memory-history.json").read_text(encoding="utf-8").splitlines(keepends=True)
 
 
+def files_in(root: Path) -> dict[str, bytes]:
+    return {path.name: path.read_bytes() for path in root.iterdir()}
+
+
 def checkpoint(root: Path) -> dict[str, object]:
     value: dict[str, object] = json.loads((root / "memories.json").read_bytes())
     return value
@@ -92,7 +96,9 @@ async def test_a_long_tail_gets_a_checkpoint_and_a_missing_one_is_rebuilt(tmp_pa
     reopened = await FileStorage.open(tmp_path)
     assert await reopened.list_index() == index
     assert (await reopened.get_record("record-042")).name == "record-042"
-    assert checkpoint(tmp_path)["history_entries"] == count
+    assert not (tmp_path / "memories.json").exists(), "a read wrote a checkpoint"
+    await reopened.save_record(content("one-more"), actor=ALICE, at=T0)
+    assert checkpoint(tmp_path)["history_entries"] == count + 1
     await reopened.aclose()
 
 
@@ -108,7 +114,9 @@ async def test_a_checkpoint_the_history_does_not_reach_is_an_error(tmp_path: Pat
         await FileStorage.open(tmp_path)
 
 
-async def test_a_store_of_the_first_format_is_converted_when_opened(tmp_path: Path) -> None:
+async def test_a_store_of_the_first_format_is_read_as_it_is_and_converted_by_a_write(
+    tmp_path: Path,
+) -> None:
     entries = [
         history_entry(content("alpha"), revision=1, operation=Operation.SAVE, actor=ALICE, at=T0),
         history_entry(
@@ -134,22 +142,27 @@ async def test_a_store_of_the_first_format_is_converted_when_opened(tmp_path: Pa
         ),
     ]
     write_first_format(tmp_path, entries)
+    as_written = files_in(tmp_path)
 
     storage = await FileStorage.open(tmp_path)
 
     assert await storage.history() == entries
-    assert await storage.list_index() == [IndexEntry("alpha", RecordType.PROJECT, "Updated", 2)]
+    assert await storage.list_index() == [
+        IndexEntry("alpha", RecordType.PROJECT, "Updated", 2, entries[2].at)
+    ]
     assert await storage.get_record("alpha") == record_after(entries[2])
     assert await storage.removed_since({"alpha": 1, "beta": 1}) == ["beta"]
+    assert files_in(tmp_path) == as_written, "a read changed the store's files"
+    revived = await storage.save_record(content("beta", "Back"), actor=ALICE, at=T0)
+    assert revived.revision == 3
     assert [json.loads(line)["name"] for line in history_lines(tmp_path)] == [
         "alpha",
         "beta",
         "alpha",
         "beta",
+        "beta",
     ]
     assert checkpoint(tmp_path)["history_entries"] == 4
-    revived = await storage.save_record(content("beta", "Back"), actor=ALICE, at=T0)
-    assert revived.revision == 3
     await storage.aclose()
 
     reopened = await FileStorage.open(tmp_path)

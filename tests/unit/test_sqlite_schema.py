@@ -15,10 +15,17 @@ from lazy_memory.engine.records import Actor, ActorKind, RecordContent, RecordTy
 from lazy_memory.engine.search import parse_query
 
 
+async def created(path: Path) -> None:
+    """Create the store at path: its first write does, since opening only reads."""
+    storage = await SqliteStorage.open(path)
+    await storage.clear_compact()
+    await storage.aclose()
+
+
 async def test_a_new_store_records_every_migration_and_has_the_schema(tmp_path: Path) -> None:
     path = tmp_path / "memory.db"
-    await (await SqliteStorage.open(path)).aclose()
-    await (await SqliteStorage.open(path)).aclose()
+    await created(path)
+    await created(path)
 
     with sqlite3.connect(path) as connection:
         applied = [row[0] for row in connection.execute("SELECT name FROM schema_migrations")]
@@ -74,7 +81,7 @@ async def test_a_new_store_records_every_migration_and_has_the_schema(tmp_path: 
 
 async def test_a_store_from_a_newer_version_is_refused(tmp_path: Path) -> None:
     path = tmp_path / "memory.db"
-    await (await SqliteStorage.open(path)).aclose()
+    await created(path)
     with sqlite3.connect(path) as connection:
         connection.execute("INSERT INTO schema_migrations VALUES ('0099_future', 'later')")
 

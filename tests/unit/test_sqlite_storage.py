@@ -28,6 +28,13 @@ def content(name: str) -> RecordContent:
     return RecordContent(name=name, type=RecordType.PROJECT, description="d", body="b" * 5000)
 
 
+async def created(path: Path) -> None:
+    """Create the store at path: its first write does, since opening only reads."""
+    storage = await SqliteStorage.open(path)
+    await storage.clear_compact()
+    await storage.aclose()
+
+
 @pytest.fixture
 async def storage(tmp_path: Path) -> AsyncIterator[SqliteStorage]:
     storage = await SqliteStorage.open(tmp_path / "memory.db")
@@ -59,19 +66,19 @@ def write_lock_held(path: Path, seconds: float) -> Iterator[threading.Thread]:
 
 async def test_the_live_index_migration_gives_a_covering_index(tmp_path: Path) -> None:
     path = tmp_path / "memory.db"
-    await (await SqliteStorage.open(path)).aclose()
+    await created(path)
 
     with sqlite3.connect(path) as connection:
         applied = [row[0] for row in connection.execute("SELECT name FROM schema_migrations")]
         columns = [row[2] for row in connection.execute("PRAGMA index_info(records_live_index)")]
 
-    assert applied[-1] == MIGRATIONS[-1][0] == "0005_live_index"
-    assert columns == ["deleted", "name", "type", "description", "revision"]
+    assert applied[-1] == MIGRATIONS[-1][0] == "0006_live_index_updated_at"
+    assert columns == ["deleted", "name", "type", "description", "revision", "updated_at"]
 
 
 async def test_the_index_reads_never_touch_the_records_table(tmp_path: Path) -> None:
     path = tmp_path / "memory.db"
-    await (await SqliteStorage.open(path)).aclose()
+    await created(path)
 
     with sqlite3.connect(path) as connection:
         for sql in (
@@ -131,6 +138,7 @@ async def test_the_wal_is_checkpointed_in_the_background_after_enough_writes(
 ) -> None:
     monkeypatch.setattr(sqlite_backend, "CHECKPOINT_WRITES", 5)
     path = tmp_path / "memory.db"
+    await created(path)
     storage = await SqliteStorage.open(path)
     try:
         size_before = path.stat().st_size

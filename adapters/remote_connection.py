@@ -1,0 +1,120 @@
+"""One JSON-RPC connection to a lazy engine daemon, on which every wait has a time limit.
+
+Connecting (a TLS handshake included) and each request are bounded by the caller's timeout:
+a daemon that is down fails at once, and one that takes the connection but never answers
+fails when the time is up, with NoAnswer, instead of holding its client forever.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import logging
+import ssl
+from typing import Any
+
+from lazy_memory.adapters.address import Address
+from lazy_memory.rpc.framing import FramingError, frame, read_messages
+
+CLOSE_TIMEOUT_SECONDS = 2.0
+"""How long a goodbye may take (a TLS close) before the connection is cut instead."""
+
+logger = logging.getLogger(__name__)
+
+
+class ConnectionLost(Exception):
+    """The daemon went away while a request was in flight."""
+
+
+class NoAnswer(ConnectionLost):
+    """The daemon kept the connection but did not answer in time."""
+
+
+class DaemonConnection:
+    """One JSON-RPC connection: requests matched to responses by id."""
+
+    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self._writer = writer
+        self._ids = itertools.count(1)
+        self._pending: dict[int, asyncio.Future[dict[str, Any]]] = {}
+        self._receiving = asyncio.ensure_future(self._receive(reader))
+
+    @classmethod
+    async def open(
+        cls, address: Address, ssl_context: ssl.SSLContext | None, within: float
+    ) -> DaemonConnection:
+        """Connect to address within that many seconds; OSError or ConnectionLost if not."""
+        deadline = asyncio.timeout(within)
+        try:
+            async with deadline:
+                reader, writer = await address.connect(ssl_context)
+        except TimeoutError:
+            if not deadline.expired():
+                raise
+            raise NoAnswer(f"connecting took over {within:g} s") from None
+        return cls(reader, writer)
+
+    @property
+    def alive(self) -> bool:
+        """True until the connection is closed, cut, or broken from the daemon's end."""
+        return not self._receiving.done() and not self._writer.is_closing()
+
+    async def request(self, method: str, params: Any, within: float) -> dict[str, Any]:
+        """The daemon's response to one request, within that many seconds (else NoAnswer)."""
+        if not self.alive:
+            raise ConnectionLost("the connection is closed")
+        message_id = next(self._ids)
+        future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        self._pending[message_id] = future
+        message = {"jsonrpc": "2.0", "id": message_id, "method": method, "params": params}
+        # Sending is bounded too: a daemon that stopped reading fills the buffers.
+        deadline = asyncio.timeout(within)
+        try:
+            async with deadline:
+                self._writer.write(frame(message))
+                await self._writer.drain()
+                return await future
+        except OSError as error:  # TimeoutError among them
+            if deadline.expired():
+                raise NoAnswer(f"no answer to {method} within {within:g} s") from None
+            raise ConnectionLost(str(error) or type(error).__name__) from None
+        finally:
+            self._pending.pop(message_id, None)
+
+    def notify(self, method: str, params: Any = None) -> None:
+        """Send a notification (no answer is expected)."""
+        self._writer.write(frame({"jsonrpc": "2.0", "method": method, "params": params}))
+
+    def abort(self) -> None:
+        """Cut the connection now; what is in flight on it fails with ConnectionLost."""
+        self._receiving.cancel()
+        self._writer.transport.abort()
+
+    async def close(self) -> None:
+        """Close the connection, cutting it if the goodbye takes too long."""
+        self._receiving.cancel()
+        self._writer.close()
+        try:
+            await asyncio.wait_for(self._writer.wait_closed(), CLOSE_TIMEOUT_SECONDS)
+        except (OSError, ssl.SSLError):  # the daemon closed its end first, or never will
+            self._writer.transport.abort()
+
+    async def _receive(self, reader: asyncio.StreamReader) -> None:
+        def deliver(message: dict[str, Any]) -> None:
+            future = self._pending.get(message.get("id"))  # type: ignore[arg-type]
+            if future is not None and not future.done():
+                future.set_result(message)
+
+        def unanswerable(_: Any, code: int, text: str) -> None:
+            logger.warning("the daemon sent a malformed message (%s): %s", code, text)
+
+        try:
+            # The daemon's answers are as big as the store (a whole history, every record): the
+            # limit that guards the daemon from its clients does not apply to them.
+            await read_messages(reader, deliver, unanswerable, max_bytes=None)
+        except (FramingError, OSError) as error:
+            logger.warning("the connection to the daemon broke: %s", error)
+        finally:
+            for future in self._pending.values():
+                if not future.done():
+                    future.set_exception(ConnectionLost("the daemon closed the connection"))
