@@ -63,6 +63,8 @@ class LaunchContext(BaseModel):
     over_threshold: bool
     available: bool
     compacted: bool
+    error: str | None = None
+    """Why the store could not be read, when it could not (available is then False)."""
 
 
 def size_of(text: str) -> int:
@@ -131,7 +133,8 @@ def reframed(context: LaunchContext, role: Role) -> LaunchContext:
 
 def unavailable_context(role: Role, error: str, warn_bytes: int) -> LaunchContext:
     """The marker a launch gets when the store cannot be read: never the empty index."""
-    text = UNAVAILABLE.format(error=" ".join(error.split())) + "\n"
+    error = " ".join(error.split())
+    text = UNAVAILABLE.format(error=error) + "\n"
     return LaunchContext(
         role=role,
         text=text,
@@ -140,6 +143,7 @@ def unavailable_context(role: Role, error: str, warn_bytes: int) -> LaunchContex
         over_threshold=False,
         available=False,
         compacted=False,
+        error=error,
     )
 
 

@@ -15,7 +15,8 @@ from pydantic import BaseModel
 
 from lazy_memory.engine.compact import Compact
 from lazy_memory.engine.compaction import mechanical_summary, new_compact, shrinks
-from lazy_memory.engine.context import assembled_size, written_since
+from lazy_memory.engine.context import Role, assembled_size, launch_context, written_since
+from lazy_memory.engine.delivery import deliver, harness_length
 from lazy_memory.engine.index import Indexed
 from lazy_memory.engine.records import Actor, ActorKind
 
@@ -26,6 +27,18 @@ class Remedy(StrEnum):
     NONE = "none"
     COMPACT = "compact"
     CURATE = "curate"
+
+
+class HookFit(BaseModel):
+    """What a launch through a session-start hook shows of the section, and what helps."""
+
+    limit_chars: int
+    chars: int
+    """The builder's whole section as the harness counts it."""
+    records: int
+    listed: int
+    """How many records a hook launch lists inline (all, when the section fits)."""
+    advice: str
 
 
 class Diagnosis(BaseModel):
@@ -44,6 +57,9 @@ class Diagnosis(BaseModel):
     remedy: Remedy
     advice: str
     importable: list[str] = []
+    compact_error: str | None = None
+    """Why the compact slot cannot be read (launches then get the plain index)."""
+    hook: HookFit | None = None
 
 
 def diagnose(
@@ -54,6 +70,8 @@ def diagnose(
     now: datetime,
     *,
     importable: list[str] | None = None,
+    compact_error: str | None = None,
+    hook_limit_chars: int | None = None,
 ) -> Diagnosis:
     """Measure what a launch injects and decide what, if anything, would help."""
     size = assembled_size(records, compact, removed)
@@ -61,6 +79,11 @@ def diagnose(
     newer = [] if compact is None else [record.name for record in written_since(records, compact)]
     behind = compact is not None and bool(newer or removed)
     remedy, advice = _remedy(size, warn_bytes, records, compact, behind, now)
+    if compact_error is not None:
+        advice = (
+            f"The compact cannot be read ({compact_error}), so launches get the plain index: "
+            "run `lazy memory compact --clear` to remove it. " + advice
+        )
     return Diagnosis(
         bytes=size,
         bytes_without_compact=plain,
@@ -75,6 +98,62 @@ def diagnose(
         remedy=remedy,
         advice=advice,
         importable=importable or [],
+        compact_error=compact_error,
+        hook=None
+        if hook_limit_chars is None
+        else hook_fit(records, compact, removed, warn_bytes, hook_limit_chars, now),
+    )
+
+
+def hook_fit(
+    records: Sequence[Indexed],
+    compact: Compact | None,
+    removed: list[str],
+    warn_bytes: int,
+    limit: int,
+    now: datetime,
+) -> HookFit:
+    """How many records a hook launch shows inline, and the remedy that works if not all."""
+    context = launch_context(Role.BUILDER, records, compact, removed, warn_bytes)
+    delivery = deliver(context, records, limit)
+    shown = f"A hook launch shows {delivery.listed:,} of {len(records):,} records inline"
+    if not delivery.fitted:
+        advice = f"{shown}: the whole section fits Claude Code's hook limit ({limit:,} characters)."
+    else:
+        remedies = []
+        trial = _mechanical_trial(records, now)
+        if (
+            harness_length(launch_context(Role.BUILDER, records, trial, [], warn_bytes).text)
+            <= limit
+        ):
+            remedies.append("run `lazy memory compact`: a compact of these records fits it")
+        remedies.append(
+            "start orchestrated sessions with `lazy launch claude`, which carries the whole "
+            "section in the system prompt"
+        )
+        remedies.append("curate the records so the index fits")
+        advice = (
+            f"{shown} (the section is {delivery.chars:,} characters; Claude Code shows a hook's "
+            f"output whole only up to {limit:,}); the rest are named by one line telling the "
+            f"model to call lazy_memory_recall(). To show them all: {'; or '.join(remedies)}."
+        )
+    return HookFit(
+        limit_chars=limit,
+        chars=harness_length(context.text),
+        records=len(records),
+        listed=delivery.listed,
+        advice=advice,
+    )
+
+
+def _mechanical_trial(records: Sequence[Indexed], now: datetime) -> Compact:
+    return new_compact(
+        records,
+        mechanical_summary(records),
+        generator="mechanical",
+        model=None,
+        generated_at=now,
+        generated_by=Actor(kind=ActorKind.SYSTEM, detail="doctor"),
     )
 
 
@@ -99,15 +178,7 @@ def _remedy(
             "writes and removals into it."
         )
     if compact is None:
-        trial = new_compact(
-            records,
-            mechanical_summary(records),
-            generator="mechanical",
-            model=None,
-            generated_at=now,
-            generated_by=Actor(kind=ActorKind.SYSTEM, detail="doctor"),
-        )
-        if shrinks(records, trial):
+        if shrinks(records, _mechanical_trial(records, now)):
             return Remedy.COMPACT, "There is no compact: run `lazy memory compact` to write one."
         return Remedy.CURATE, "A compact would not make this section smaller. " + curate
     return Remedy.CURATE, "The compact is current, so compacting again cannot help. " + curate

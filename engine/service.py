@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from datetime import datetime
+from typing import NamedTuple
 
 from pydantic import BaseModel
 
@@ -21,6 +22,7 @@ from lazy_memory.engine.context import (
     unavailable_context,
     written_since,
 )
+from lazy_memory.engine.delivery import Delivery, deliver
 from lazy_memory.engine.doctor import Diagnosis, diagnose
 from lazy_memory.engine.errors import (
     CompactRejected,
@@ -31,6 +33,7 @@ from lazy_memory.engine.errors import (
     LLMUnavailable,
     NotFound,
     PermissionDenied,
+    StorageUnavailable,
 )
 from lazy_memory.engine.identity import Identity
 from lazy_memory.engine.importing import HarnessReader, ImportPlan, plan_import
@@ -89,6 +92,16 @@ class CompactStatus(BaseModel):
     removed_since: list[str]
 
 
+class _InjectedState(NamedTuple):
+    """What a launch's section is assembled from, read from the store in one go."""
+
+    records: list[IndexEntry]
+    compact: Compact | None
+    removed: list[str]
+    compact_error: str | None
+    """Why the compact slot could not be read; the section is then the plain index."""
+
+
 class MemoryService:
     """The memory store as its clients see it: read freely, write only as a non-agent."""
 
@@ -101,6 +114,7 @@ class MemoryService:
         warn_bytes: int = DEFAULT_WARN_BYTES,
         summarizer: Summarizer | None = None,
         harness: HarnessReader | None = None,
+        hook_limit_chars: int | None = None,
     ) -> None:
         self.storage = storage
         self.identity = identity
@@ -108,7 +122,8 @@ class MemoryService:
         self.warn_bytes = warn_bytes
         self.summarizer = summarizer
         self.harness = harness
-        self._warned_over_threshold = False
+        self.hook_limit_chars = hook_limit_chars
+        """What the harness shows of a hook's output whole, for doctor to measure against."""
         # The last launch contexts (by role) and the store's change marker they were read under.
         self._contexts: tuple[str, dict[Role, LaunchContext]] | None = None
 
@@ -136,6 +151,16 @@ class MemoryService:
         if not 1 <= limit <= MAX_LIMIT:
             raise InvalidQuery(f"invalid limit {limit}: ask for 1 to {MAX_LIMIT} hits")
         return await self.storage.search(parse_query(query_text), limit)
+
+    async def search_page(
+        self, query_text: str, page: int, page_size: int
+    ) -> tuple[list[SearchHit], bool]:
+        """One page of what query_text finds, best first, and whether more pages follow."""
+        if page < 1 or not 1 <= page_size <= MAX_LIMIT:
+            raise InvalidQuery(f"invalid page {page} of {page_size} hits")
+        skip = (page - 1) * page_size
+        hits = await self.storage.search(parse_query(query_text), skip + page_size + 1)
+        return hits[skip : skip + page_size], len(hits) > skip + page_size
 
     async def save(
         self,
@@ -206,10 +231,24 @@ class MemoryService:
         except LazyMemoryError as error:
             logger.error("memory context unavailable: %s", error)
             return unavailable_context(role, str(error), self.warn_bytes)
-        if context.over_threshold and not self._warned_over_threshold:
-            self._warned_over_threshold = True
-            logger.warning(OVER_THRESHOLD_LOG)
+        _warn_if_over(context)
         return context
+
+    async def delivery(self, role: Role, limit_chars: int | None) -> Delivery:
+        """The section for a channel that shows at most limit_chars whole; never raises.
+
+        The same section as context(role) when it fits; else the fitted one (see
+        engine/delivery.py). The store is read once, uncached: this is a launch hook's one
+        question in a process of its own.
+        """
+        try:
+            state = await self._injected_state()
+        except LazyMemoryError as error:
+            logger.error("memory context unavailable: %s", error)
+            return deliver(unavailable_context(role, str(error), self.warn_bytes), [], limit_chars)
+        context = launch_context(role, *state[:3], self.warn_bytes)
+        _warn_if_over(context)
+        return deliver(context, state.records, limit_chars)
 
     async def compact_plan(self, mode: Mode) -> CompactPlan:
         """What a compaction in mode would do, to show the user before any model call."""
@@ -285,7 +324,7 @@ class MemoryService:
 
     async def compact_status(self) -> CompactStatus:
         """The compact, what it covers, and what was written or removed since."""
-        records, compact, removed = await self._injected_state()
+        records, compact, removed, _ = await self._injected_state()
         newer = [] if compact is None else written_since(records, compact)
         return CompactStatus(
             compact=compact,
@@ -299,7 +338,10 @@ class MemoryService:
     async def clear_compact(self) -> bool:
         """Empty the compact slot; True if there was a compact to clear."""
         self._require_writer()
-        existed = await self.storage.get_compact() is not None
+        try:
+            existed = await self.storage.get_compact() is not None
+        except StorageUnavailable:
+            existed = True  # an unreadable compact is still one to clear
         await self.storage.clear_compact()
         return existed
 
@@ -308,10 +350,17 @@ class MemoryService:
 
         It also reports harness memory that has no record yet; it never writes.
         """
-        records, compact, removed = await self._injected_state()
+        records, compact, removed, compact_error = await self._injected_state()
         importable = [planned.content.name for planned in (await self._import_plan()).records]
         return diagnose(
-            records, compact, removed, self.warn_bytes, self.clock.now(), importable=importable
+            records,
+            compact,
+            removed,
+            self.warn_bytes,
+            self.clock.now(),
+            importable=importable,
+            compact_error=compact_error,
+            hook_limit_chars=self.hook_limit_chars,
         )
 
     async def import_memory(
@@ -381,15 +430,24 @@ class MemoryService:
         # Let go of the old section before assembling the new one: at 100,000 records each
         # is megabytes.
         self._contexts = None
-        context = launch_context(role, *await self._injected_state(), self.warn_bytes)
+        context = launch_context(role, *(await self._injected_state())[:3], self.warn_bytes)
         self._contexts = (marker, {role: context})
         return context
 
-    async def _injected_state(self) -> tuple[list[IndexEntry], Compact | None, list[str]]:
+    async def _injected_state(self) -> _InjectedState:
         records = await self.storage.list_index()
-        compact = await self.storage.get_compact()
+        try:
+            compact = await self.storage.get_compact()
+        except StorageUnavailable as error:
+            # A bad compact must not blind a launch: the plain index says everything it did.
+            logger.error(
+                "the compact cannot be read, so launches get the plain index "
+                "(`lazy memory compact --clear` removes it): %s",
+                error,
+            )
+            return _InjectedState(records, None, [], error.message)
         removed = [] if compact is None else await self.storage.removed_since(compact.watermark)
-        return records, compact, removed
+        return _InjectedState(records, compact, removed, None)
 
     async def _records_named(self, names: list[str]) -> list[Record]:
         """The live records of these names in full, leaving out any removed meanwhile."""
@@ -435,6 +493,12 @@ class MemoryService:
                 f"this session is agent task {self.identity.task_id!r} and agents are "
                 "read-only: put memory-worthy knowledge in your final summary instead"
             )
+
+
+def _warn_if_over(context: LaunchContext) -> None:
+    """Log the advisory size line each time a section over it is assembled (every launch)."""
+    if context.over_threshold:
+        logger.warning(OVER_THRESHOLD_LOG)
 
 
 def _storable(name: str) -> str:

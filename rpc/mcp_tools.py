@@ -30,15 +30,18 @@ from mcp.types import (
 )
 from pydantic import Field, ValidationError
 
-from lazy_memory.engine.errors import LazyMemoryError
-from lazy_memory.engine.index import collapse_whitespace, index_line
+from lazy_memory.engine.context import Role
+from lazy_memory.engine.delivery import pages
+from lazy_memory.engine.errors import InvalidRecord, LazyMemoryError
+from lazy_memory.engine.index import collapse_whitespace
 from lazy_memory.engine.records import Record
 from lazy_memory.engine.service import MemoryService
-from lazy_memory.rpc.methods import IndexEntry
 
 logger = logging.getLogger(__name__)
 
 _P = ParamSpec("_P")
+SEARCH_PAGE = 20
+"""Hits per page of lazy_search."""
 
 _INSTRUCTIONS = (
     "The shared memory of this project's coding agents: small named records that outlive "
@@ -148,36 +151,50 @@ def _unreadable(error: Exception) -> tuple[int | str | None, int, str]:
     return message_id, code, text
 
 
-def build_mcp_server(service: MemoryService) -> MCPServer:
-    """An MCP server whose tools read and write the store through service."""
+def build_mcp_server(service: MemoryService, result_limit_chars: int) -> MCPServer:
+    """An MCP server whose tools read and write the store through service.
+
+    result_limit_chars is the largest tool result the harness shows whole when a tool
+    declares it (`[claude_code] tool_result_limit_chars`): the index is paged at it.
+    """
     # WARNING: at INFO the SDK logs a line per request to stderr, which is the client's log.
     server: MCPServer = _Server("lazy-memory", instructions=_INSTRUCTIONS, log_level="WARNING")
 
-    @server.tool(annotations=ToolAnnotations(read_only_hint=True))
+    role = Role.AGENT if service.identity.is_agent else Role.BUILDER
+    page_limit = result_limit_chars
+    # Claude Code shows a result whole up to the size a tool declares (its default is 50,000
+    # characters); the index is declared, and paged, at the integration's limit.
+    whole_results = {"anthropic/maxResultSizeChars": page_limit}
+
+    @server.tool(annotations=ToolAnnotations(read_only_hint=True), meta=whole_results)
     @_errors_as_results
     async def lazy_memory_recall(
         name: Annotated[
             str | None,
             Field(description="The exact name of a record; leave it out to get the index."),
         ] = None,
+        page: Annotated[
+            int,
+            Field(ge=1, description="Which page of the index, when it says it has more than one."),
+        ] = 1,
     ) -> CallToolResult:
-        """Read the project's shared memory: the index of records, or one record in full.
+        """Read the project's shared memory: the whole index of records, or one record in full.
 
-        Without a name: the index, one line per record, `- name (type): description`, and
-        each record's revision. With a name: that record in full (name, type, description,
-        revision, who last wrote it and when, and its markdown body). Read the index first,
-        then recall the records whose descriptions bear on your task. An unknown name is an
-        error; the index has the exact spelling.
+        Without a name: the memory section a launch gets, whole: one line per record,
+        `- name (type): description` (or the compact's summary and the lines written since),
+        in pages when it is very large (the last line names the next page). With a name: that
+        record in full (name, type, description, revision, who last wrote it and when, and its
+        markdown body). Read the index first, then recall the records whose descriptions bear
+        on your task. An unknown name is an error; the index has the exact spelling.
         """
         # Models often fill an optional string with "" rather than leaving it out.
         if not name:
-            records = await service.index()
-            index = [
-                IndexEntry.model_validate(record, from_attributes=True).model_dump(mode="json")
-                for record in records
-            ]
-            text = "\n".join(index_line(record) for record in records)
-            return _result(text or "The memory store has no records yet.", {"records": index})
+            section = (await service.context(role)).text
+            chunks = pages(section, page_limit, "lazy_memory_recall(page={page})")
+            if page > len(chunks):
+                raise InvalidRecord(f"there is no page {page}: the index has {len(chunks)}")
+            # Text only: a structured copy is what Claude Code would show, and it is larger.
+            return CallToolResult(content=[TextContent(type="text", text=chunks[page - 1])])
         record = await service.recall(name)
         return _result(_record_text(record), record.model_dump(mode="json"))
 
@@ -217,7 +234,7 @@ def build_mcp_server(service: MemoryService) -> MCPServer:
         text = f"saved {record.name} ({record.type.value}) as revision {record.revision}"
         return _result(text, record.model_dump(mode="json"))
 
-    @server.tool(annotations=ToolAnnotations(read_only_hint=True))
+    @server.tool(annotations=ToolAnnotations(read_only_hint=True), meta=whole_results)
     @_errors_as_results
     async def lazy_search(
         query: Annotated[
@@ -227,6 +244,9 @@ def build_mcp_server(service: MemoryService) -> MCPServer:
                 "type:project name:deploy*"
             ),
         ],
+        page: Annotated[
+            int, Field(ge=1, description="Which page of hits, when the last one says more match.")
+        ] = 1,
     ) -> CallToolResult:
         """Search the project's shared memory records: names, descriptions and bodies.
 
@@ -234,19 +254,25 @@ def build_mcp_server(service: MemoryService) -> MCPServer:
         type:user|feedback|project|reference, name:exact-name or name:prefix*, and -word or
         -"phrase" to leave records out; in:memories, the default scope, may lead it. Matching
         ignores case and punctuation, not word endings (deploy does not find deploys). Returns
-        the best records first, at most 20, each with its index line and a snippet with the
+        the best records first, 20 a page, each with its index line and a snippet with the
         matches between « and »; recall a record by name to read it in full.
         """
-        hits = await service.search(query)
+        hits, more = await service.search_page(query, page, SEARCH_PAGE)
         if not hits:
-            text = f"No memory record matches {query}"
+            text = f"No memory record matches {query}" + (f" on page {page}" if page > 1 else "")
         else:
             text = "\n".join(
                 f"- {hit.name} ({hit.type.value}): {collapse_whitespace(hit.description)}\n"
                 f"  {hit.snippet}"
                 for hit in hits
             )
-        return _result(text, {"hits": [hit.model_dump(mode="json") for hit in hits]})
+        if more:
+            text += (
+                f"\n(page {page}: more records match; lazy_search(query=..., page={page + 1}) "
+                "gives the next ones)"
+            )
+        structured = {"hits": [hit.model_dump(mode="json") for hit in hits], "page": page}
+        return _result(text, {**structured, "more": more})
 
     return server
 

@@ -20,10 +20,12 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
+from lazy_memory.adapters.config import DEFAULT_TOOL_RESULT_LIMIT_CHARS
 from lazy_memory.engine.compaction import CompactOutcome, Mode
 from lazy_memory.engine.context import LaunchContext, Role
+from lazy_memory.engine.delivery import pages
 from lazy_memory.engine.doctor import Diagnosis
-from lazy_memory.engine.errors import NotFound
+from lazy_memory.engine.errors import InvalidRecord, NotFound
 from lazy_memory.engine.records import HistoryEntry, Record, RecordType, is_unicode
 from lazy_memory.engine.references import name_in_uri, record_markdown
 from lazy_memory.engine.search import DEFAULT_LIMIT, MAX_LIMIT, SearchHit
@@ -32,6 +34,8 @@ from lazy_memory.engine.service import CompactStatus, ImportResult, MemoryServic
 TargetT = TypeVar("TargetT")
 ParamsT = TypeVar("ParamsT", bound="Params")
 ResultT = TypeVar("ResultT", bound=BaseModel)
+CONTEXT_NEXT_PAGE = 'lazy/memory/context {{"page": {page}}}'
+"""How a page of the section names the request for the next one."""
 
 
 class Params(BaseModel):
@@ -82,9 +86,11 @@ class NoParams(Params):
 
 
 class RecallParams(Params):
-    """`lazy/memory/recall`: without a name, the index; with one, that record in full."""
+    """`lazy/memory/recall`: without a name, the index (all, or one page); with one, the record."""
 
     name: str | None = None
+    page: int | None = Field(default=None, ge=1)
+    page_size: int = Field(default=1000, ge=1, le=100_000)
 
 
 class SaveParams(Params):
@@ -124,9 +130,18 @@ class HistoryParams(Params):
 
 
 class ContextParams(Params):
-    """`lazy/memory/context`: the memory section for a launch of this role."""
+    """`lazy/memory/context`: the memory section for a launch of this role, or one page of it."""
 
     role: Role
+    page: int | None = Field(default=None, ge=1)
+    page_chars: int = Field(default=DEFAULT_TOOL_RESULT_LIMIT_CHARS, ge=1000)
+
+
+class ContextPage(LaunchContext):
+    """The section, or with `page` one page of it (cut at line ends), and how many there are."""
+
+    page: int = 1
+    pages: int = 1
 
 
 class SearchParams(Params):
@@ -134,12 +149,15 @@ class SearchParams(Params):
 
     query: str
     limit: int = Field(default=DEFAULT_LIMIT, ge=1, le=MAX_LIMIT)
+    page: int = Field(default=1, ge=1)
+    """With limit as the page size: page 2 is the next limit hits."""
 
 
 class SearchResult(BaseModel):
-    """Search hits, best first."""
+    """Search hits, best first, and whether a next page has more."""
 
     hits: list[SearchHit]
+    more: bool = False
 
 
 class IndexEntry(BaseModel):
@@ -161,10 +179,12 @@ class OneOf(BaseModel):
 
 
 class RecallResult(OneOf):
-    """The index (`records`) when no name was given, else the one `record`."""
+    """The index (`records`, with `page`/`pages` when paged) without a name, else `record`."""
 
     records: list[IndexEntry] | None = None
     record: Record | None = None
+    page: int | None = None
+    pages: int | None = None
 
 
 class HistoryResult(BaseModel):
@@ -224,8 +244,18 @@ async def _recall(service: MemoryService, params: RecallParams) -> RecallResult:
     if params.name is not None:
         return RecallResult(record=await service.recall(params.name))
     entries = await service.index()
+    if params.page is None:
+        shown, page, pages = entries, None, None
+    else:
+        size = params.page_size
+        page, pages = params.page, max(1, -(-len(entries) // size))
+        if page > pages:
+            raise InvalidRecord(f"there is no page {page}: the index has {pages}")
+        shown = entries[(page - 1) * size : page * size]
     return RecallResult(
-        records=[IndexEntry.model_validate(entry, from_attributes=True) for entry in entries]
+        records=[IndexEntry.model_validate(entry, from_attributes=True) for entry in shown],
+        page=page,
+        pages=pages,
     )
 
 
@@ -255,8 +285,15 @@ async def _history(service: MemoryService, params: HistoryParams) -> HistoryResu
     return HistoryResult(entries=await service.history(params.name))
 
 
-async def _context(service: MemoryService, params: ContextParams) -> LaunchContext:
-    return await service.context(params.role)
+async def _context(service: MemoryService, params: ContextParams) -> ContextPage:
+    context = await service.context(params.role)
+    if params.page is None:
+        return ContextPage(**dict(context))
+    chunks = pages(context.text, params.page_chars, CONTEXT_NEXT_PAGE)
+    if params.page > len(chunks):
+        raise InvalidRecord(f"there is no page {params.page}: the section has {len(chunks)}")
+    update = {"text": chunks[params.page - 1], "page": params.page, "pages": len(chunks)}
+    return ContextPage(**{**dict(context), **update})
 
 
 async def _compact(service: MemoryService, params: CompactParams) -> CompactResult:
@@ -276,7 +313,8 @@ async def _doctor(service: MemoryService, _: NoParams) -> Diagnosis:
 
 
 async def _search(service: MemoryService, params: SearchParams) -> SearchResult:
-    return SearchResult(hits=await service.search(params.query, params.limit))
+    hits, more = await service.search_page(params.query, params.page, params.limit)
+    return SearchResult(hits=hits, more=more)
 
 
 METHODS: dict[str, Method[MemoryService, Any, Any]] = {
@@ -287,7 +325,7 @@ METHODS: dict[str, Method[MemoryService, Any, Any]] = {
         Method("lazy/memory/rm", NameParams, HistoryEntry, _remove),
         Method("lazy/memory/history", HistoryParams, HistoryResult, _history),
         Method("lazy/memory/document", DocumentParams, DocumentResult, _document),
-        Method("lazy/memory/context", ContextParams, LaunchContext, _context),
+        Method("lazy/memory/context", ContextParams, ContextPage, _context),
         Method("lazy/memory/compact", CompactParams, CompactResult, _compact),
         Method("lazy/memory/import", ImportParams, ImportResult, _import),
         Method("lazy/doctor", NoParams, Diagnosis, _doctor),

@@ -23,7 +23,7 @@ from lazy_memory.engine.errors import (
 
 # Each command module builds its parser without importing the engine's models (pydantic)
 # or a backend: those are imported on the run path of the commands that use them.
-from lazy_memory.rpc.cli import doctor, engine, init, mcp, memory, search
+from lazy_memory.rpc.cli import doctor, engine, init, launch, mcp, memory, search
 from lazy_memory.rpc.cli.common import UsageError
 
 EXIT_STATUSES: dict[type[LazyMemoryError], int] = {
@@ -58,13 +58,17 @@ def build_parser() -> argparse.ArgumentParser:
     engine.add_commands(commands)
     doctor.add_commands(commands)
     init.add_commands(commands)
+    launch.add_commands(commands)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the `lazy` command line and return its exit status."""
     parser = build_parser()
-    arguments = parser.parse_args(argv)
+    words, passthrough = _split_passthrough(list(sys.argv[1:] if argv is None else argv))
+    arguments = parser.parse_args(words)
+    if passthrough is not None:
+        arguments.arguments = passthrough
     import asyncio  # after parsing: `--help`, `--version` and usage errors never need it
 
     try:
@@ -93,6 +97,20 @@ def main(argv: Sequence[str] | None = None) -> int:
             file=sys.stderr,
         )
         return EXIT_INTERNAL
+
+
+def _split_passthrough(words: list[str]) -> tuple[list[str], list[str] | None]:
+    """`lazy launch claude [...] -- ARGS`: what follows the first `--` goes to claude unparsed.
+
+    argparse keeps or drops a `--` depending on what follows it, and options after it would
+    still be matched against lazy's own; so for `launch` (the command is the first word that
+    is not an option) the harness's arguments are cut off before parsing.
+    """
+    command = next((word for word in words if not word.startswith("-")), None)
+    if command != "launch" or "--" not in words:
+        return words, None
+    cut = words.index("--")
+    return words[:cut], words[cut + 1 :]
 
 
 def _fail(arguments: argparse.Namespace, error: Exception, status: int) -> int:

@@ -7,9 +7,11 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from lazy_memory.rpc.cli.common import cli_service, print_json
+from lazy_memory.rpc.cli.context import show_context
 
 if TYPE_CHECKING:
     from lazy_memory.engine.compaction import CompactOutcome
+    from lazy_memory.engine.delivery import Delivery
     from lazy_memory.engine.service import CompactPlan, CompactStatus
 
 
@@ -23,6 +25,13 @@ def add_commands(subcommands: Any, parent: argparse.ArgumentParser) -> None:
         "--json adds its size in bytes and the advisory threshold.",
     )
     context.add_argument("--role", choices=["builder", "agent"], default="builder")
+    context.add_argument(
+        "--hook",
+        action="store_true",
+        help="run as Claude Code's SessionStart hook: the role from the environment "
+        "(an agent when LAZY_TASK_ID is set), the section fitted to what the harness shows "
+        "whole, always exit 0",
+    )
     context.set_defaults(run=show_context)
 
     compact = subcommands.add_parser(
@@ -53,22 +62,10 @@ def add_commands(subcommands: Any, parent: argparse.ArgumentParser) -> None:
     compact.set_defaults(run=compact_index, mode="auto")
 
 
-async def show_context(arguments: argparse.Namespace) -> int:
-    """Print the section a launch of the given role would get."""
-    from lazy_memory.engine.context import Role
-
-    async with cli_service() as service:
-        context = await service.context(Role(arguments.role))
-    if arguments.json:
-        print_json(context.model_dump(mode="json"))
-    else:
-        print(context.text, end="")
-    return 0
-
-
 async def compact_index(arguments: argparse.Namespace) -> int:
     """Generate, show or clear the compact."""
     from lazy_memory.engine.compaction import Mode
+    from lazy_memory.engine.context import Role
 
     mode = Mode(arguments.mode)
     async with cli_service() as service:
@@ -90,11 +87,38 @@ async def compact_index(arguments: argparse.Namespace) -> int:
         if not arguments.json:
             print(_plan_line(plan), flush=True)
         outcome = await service.compact(mode)
+        hook = await service.delivery(Role.BUILDER, service.hook_limit_chars)
     if arguments.json:
-        print_json(outcome.model_dump(mode="json"))
+        print_json({**outcome.model_dump(mode="json"), "hook": _hook_fit(hook)})
     else:
         _print_outcome(outcome)
+        print(_hook_line(hook))
     return 0
+
+
+def _hook_fit(hook: Delivery) -> dict[str, object]:
+    return {
+        "limit_chars": hook.limit_chars,
+        "printed_chars": hook.chars,
+        "fits": not hook.fitted,
+        "listed": hook.listed,
+        "records": hook.records,
+    }
+
+
+def _hook_line(hook: Delivery) -> str:
+    if hook.limit_chars is None:
+        return "Claude Code hook: no limit is configured."
+    if not hook.fitted:
+        return (
+            f"It fits Claude Code's hook limit ({hook.chars:,} of {hook.limit_chars:,} "
+            "characters): a hook launch shows the whole section."
+        )
+    return (
+        f"It is still over Claude Code's hook limit ({hook.limit_chars:,} characters): a hook "
+        f"launch lists {hook.listed:,} of {hook.records:,} records and points to "
+        "lazy_memory_recall() for the rest; `lazy launch claude` carries the whole section."
+    )
 
 
 def _plan_line(plan: CompactPlan) -> str:

@@ -40,15 +40,45 @@ async def run_doctor(arguments: argparse.Namespace) -> int:
     """Diagnose the store and exit with the remedy's status; or import harness memory."""
     if arguments.yes and not arguments.import_memory:
         raise UsageError("--yes goes with --import-memory")
+    from lazy_memory.adapters.config import load_settings
+    from lazy_memory.adapters.launch_log import last_launches
+
     async with cli_service() as service:
         if arguments.import_memory:
             return await run_import(service, yes=arguments.yes, as_json=arguments.json)
         diagnosis = await service.doctor()
+        newest = max(await service.index(), key=lambda entry: entry.updated_at, default=None)
+    launches = last_launches(load_settings().data_dir)
+    last = launches[-1] if launches else None
     if arguments.json:
-        print_json(diagnosis.model_dump(mode="json"))
+        print_json({**diagnosis.model_dump(mode="json"), "last_launch": last})
     else:
         _print(diagnosis)
+        print(_last_launch(last, None if newest is None else (newest.name, newest.revision)))
     return EXIT_STATUSES[diagnosis.remedy]
+
+
+def _last_launch(last: dict[str, Any] | None, newest: tuple[str, int] | None) -> str:
+    """Did the newest record reach the last session? From the launch log."""
+    if last is None:
+        return "Last launch: none logged yet (launches are logged where the store can be written)."
+    try:
+        said = (
+            f"Last launch: {last['at']} ({last['channel']}, {last['role']}): "
+            f"{last['listed']:,} of {last['records']:,} records listed"
+        )
+        seen = last.get("newest") or {}
+    except (KeyError, TypeError, ValueError):
+        return "Last launch: the launch log's last line is not one lazy wrote."
+    if not last.get("available", True):
+        return f"{said}; the store could not be read: {last.get('error')}."
+    if newest is None:
+        return f"{said}."
+    name, revision = newest
+    if (seen.get("name"), seen.get("revision")) != (name, revision):
+        return f"{said}; the newest record, {name} (revision {revision}), was written after it."
+    where = "listed inline" if seen.get("listed") else "not listed inline (the hook's limit)"
+    return f"{said}; the newest record, {name} (revision {revision}), reached it, {where}."
 
 
 def _print(diagnosis: Diagnosis) -> None:
@@ -74,6 +104,8 @@ def _print(diagnosis: Diagnosis) -> None:
             f"(the plain index would be {diagnosis.bytes_without_compact:,} bytes)."
         )
     print(diagnosis.advice)
+    if diagnosis.hook is not None:
+        print(f"Claude Code hook: {diagnosis.hook.advice}")
     if diagnosis.importable:
         count = len(diagnosis.importable)
         print(

@@ -70,17 +70,20 @@ def add_commands(commands: Any) -> None:
 
 async def run_engine(arguments: argparse.Namespace) -> int:
     """Serve one client on stdio, or many with --listen; pygls is imported only on this path."""
-    from lazy_memory.adapters import open_storage, service_factory
+    from lazy_memory.adapters import open_storage_anyway, service_factory
+    from lazy_memory.adapters.config import settings_or_defaults
     from lazy_memory.adapters.polling import PollingFeed
     from lazy_memory.engine.ports import ChangeFeed
     from lazy_memory.rpc.logs import configure_logging
     from lazy_memory.rpc.server import Session
 
     configure_logging()
-    settings = load_settings()
+    settings, config_error = settings_or_defaults()
     # Everything checkable is checked before the store is opened (or created).
     serve = _daemon(arguments, settings) if arguments.listen else _stdio(arguments, settings)
-    storage = await open_storage(settings)
+    # A store that cannot be opened must not keep the engine from answering `initialize`:
+    # it serves the error (the marker, for context) and tries the store again on each use.
+    storage = await open_storage_anyway(settings, config_error)
     new_service = service_factory(settings, storage)
     feed = (
         storage if isinstance(storage, ChangeFeed) else PollingFeed(storage, settings.poll_seconds)

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import logging
 import sys
 from typing import Any
 
-from lazy_memory.adapters import open_service
-from lazy_memory.adapters.config import load_settings
+from lazy_memory.adapters.config import settings_or_defaults
 
 
 def add_commands(commands: Any) -> None:
@@ -25,15 +25,21 @@ def add_commands(commands: Any) -> None:
 async def serve(arguments: argparse.Namespace) -> int:
     """Serve the MCP tools over stdio as the session the environment names, then close."""
     # The MCP SDK takes about a second to import: only this command may pay for it.
+    from lazy_memory.adapters import open_storage_anyway, service_factory
     from lazy_memory.rpc.identity import builder_identity
+    from lazy_memory.rpc.logs import configure_logging
     from lazy_memory.rpc.mcp_tools import build_mcp_server
 
-    settings = load_settings()
+    # The SDK logs a line per request at INFO: the client's log wants only what matters.
+    configure_logging(logging.WARNING)
+    settings, config_error = settings_or_defaults()
     for warning in settings.warnings:
         print(f"lazy: warning: {warning}", file=sys.stderr)
-    service = await open_service(settings, builder_identity(settings))
+    # Tools must be served whatever state the store is in: see adapters/reopening.py.
+    storage = await open_storage_anyway(settings, config_error)
+    service = service_factory(settings, storage)(builder_identity(settings))
     try:
-        await build_mcp_server(service).run_stdio_async()
+        await build_mcp_server(service, settings.tool_result_limit_chars).run_stdio_async()
     finally:
         await service.aclose()
     return 0

@@ -299,9 +299,9 @@ async def test_search_on_the_wire(engine: RawClient) -> None:
     assert "«deploy»" in first["snippet"]
     assert isinstance(first["score"], float)
     assert first["score"] > found["hits"][1]["score"]
-    assert limited == {"hits": found["hits"][:1]}
+    assert limited == {"hits": found["hits"][:1], "more": True}
     assert [hit["name"] for hit in typed["hits"]] == ["style"]
-    assert nothing == {"hits": []}
+    assert nothing == {"hits": [], "more": False}
 
 
 @pytest.mark.parametrize(

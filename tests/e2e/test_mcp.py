@@ -21,7 +21,6 @@ from mcp.types import CallToolResult, TextContent
 from lazy_memory.adapters import open_service
 from lazy_memory.adapters.config import load_settings
 from lazy_memory.engine.identity import Identity
-from lazy_memory.engine.index import IndexEntry
 from lazy_memory.engine.records import Actor, ActorKind
 from lazy_memory.rpc.mcp_tools import build_mcp_server
 
@@ -79,8 +78,11 @@ async def test_tools_list_shows_the_three_tools_with_input_schemas(connect: Conn
 
     assert set(tools) == {"lazy_memory_recall", "lazy_memory_save", "lazy_search"}
     recall = tools["lazy_memory_recall"].input_schema
-    assert set(recall["properties"]) == {"name"}
+    assert set(recall["properties"]) == {"name", "page"}
     assert "required" not in recall
+    # The index is declared big enough to reach the model whole (Claude Code's default is 50K).
+    for name in ("lazy_memory_recall", "lazy_search"):
+        assert tools[name].meta == {"anthropic/maxResultSizeChars": 500_000}
     save = tools["lazy_memory_save"].input_schema
     assert save["required"] == ["name", "type", "description", "body"]
     assert all(save["properties"][field]["type"] == "string" for field in save["required"])
@@ -97,8 +99,10 @@ async def test_save_then_recall_the_index_and_one_record(connect: Connect) -> No
     async with connect(LAZY_ACTOR="builder-7") as client:
         empty = await client.call_tool("lazy_memory_recall", {})
         assert not empty.is_error
-        assert empty.structured_content == {"records": []}
-        assert text_of(empty) == "The memory store has no records yet."
+        # The launch's own section, as text only: a structured copy would be what the
+        # model is shown, and larger.
+        assert empty.structured_content is None
+        assert text_of(empty).endswith("No memory records have been saved for this project yet.\n")
 
         saved = await client.call_tool(
             "lazy_memory_save",
@@ -124,26 +128,12 @@ async def test_save_then_recall_the_index_and_one_record(connect: Connect) -> No
 
         index = await client.call_tool("lazy_memory_recall", {})
         assert not index.is_error
-        assert text_of(index).splitlines() == [
+        assert text_of(index).startswith("# Project memory\n")
+        assert [line for line in text_of(index).splitlines() if line.startswith("- ")] == [
             "- deploy-steps (project): How we ship",
             "- style (feedback): Small modules",
         ]
-        assert index.structured_content == {
-            "records": [
-                {
-                    "name": "deploy-steps",
-                    "type": "project",
-                    "description": "How we ship",
-                    "revision": 2,
-                },
-                {
-                    "name": "style",
-                    "type": "feedback",
-                    "description": "Small modules",
-                    "revision": 1,
-                },
-            ]
-        }
+        assert index.structured_content is None
 
         one = await client.call_tool("lazy_memory_recall", {"name": "style"})
     assert not one.is_error
@@ -188,7 +178,7 @@ async def test_bad_saves_are_error_results_and_write_nothing(
             assert message in text_of(result)
             assert result.structured_content is None
         index = await client.call_tool("lazy_memory_recall", {})
-    assert index.structured_content == {"records": []}
+    assert "No memory records have been saved" in text_of(index)
     assert await history(project) == []
 
 
@@ -253,7 +243,7 @@ async def test_search_answers_with_the_hits_as_lines_and_structured_content(
     ]
     assert not nothing.is_error
     assert text_of(nothing) == "No memory record matches giraffe"
-    assert nothing.structured_content == {"hits": []}
+    assert nothing.structured_content == {"hits": [], "page": 1, "more": False}
 
 
 async def test_a_bad_search_query_is_an_error_result_pointing_at_the_problem(
@@ -315,13 +305,15 @@ async def test_an_unexpected_failure_is_an_error_result_logged_to_stderr(
     identity = Identity(actor=Actor(kind=ActorKind.BUILDER, detail="b"))
     service = await open_service(load_settings(), identity)
 
-    async def broken() -> list[IndexEntry]:
+    async def broken(name: str) -> object:
         raise RuntimeError("the disk is on fire")
 
-    service.index = broken  # type: ignore[method-assign]
+    service.recall = broken  # type: ignore[method-assign,assignment]
     try:
         with caplog.at_level(logging.ERROR):
-            result = await build_mcp_server(service).call_tool("lazy_memory_recall", {})
+            result = await build_mcp_server(service, 500_000).call_tool(
+                "lazy_memory_recall", {"name": "x"}
+            )
     finally:
         await service.aclose()
 

@@ -1,0 +1,234 @@
+"""What a harness channel carries of the memory section: whole, fitted to a limit, or paged.
+
+Claude Code shows a hook's output whole only up to a limit (10,000 characters on 2.1.197)
+and a tool result only up to the size the tool declares; past either the model gets a 2 KB
+preview and a file path, and a store of a few hundred records reaches a session as its first
+two dozen lines. So a section is never handed to a channel that would cut it:
+
+- a hook gets the section whole when it fits, else a *fitted* section: the preamble, as many
+  whole index lines as fit in priority order (`user` and `feedback` before `project` and
+  `reference`, newest first within a type), and one closing line saying how many records are
+  not listed, why, and the one call that reads them all;
+- a tool gets *pages* of whole lines, each within its limit, each naming the next page.
+
+No line is ever cut to fit, and every name stays reachable from what the model is given.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+
+from pydantic import BaseModel
+
+from lazy_memory.engine.context import (
+    DOCTOR_POINTER,
+    PREAMBLE,
+    UNAVAILABLE,
+    LaunchContext,
+    Role,
+    size_of,
+)
+from lazy_memory.engine.index import Indexed, index_line
+from lazy_memory.engine.records import RecordType
+
+TYPE_PRIORITY = (RecordType.USER, RecordType.FEEDBACK, RecordType.PROJECT, RecordType.REFERENCE)
+"""The order a fitted section lists records in: the user's own guidance first."""
+_RANK = {record_type: rank for rank, record_type in enumerate(TYPE_PRIORITY)}
+READ_ALL = (
+    "Read the whole index with lazy_memory_recall(), which returns every record's line in one "
+    'call, or search it with lazy_search(query="in:memories ...").'
+)
+NOT_LISTED = (
+    "({missing:,} of {total:,} memory records are not listed here: this harness shows a "
+    "session-start hook's output whole only up to {limit:,} characters, and these lines are "
+    "the {listed:,} most important, the user's guidance and the newest first. " + READ_ALL + ")"
+)
+_MARKER_ROOM = 200
+"""What a fitted marker keeps clear of its limit, besides the error text, for its own words."""
+
+
+class Newest(BaseModel):
+    """The most recently written live record, and whether a launch listed it."""
+
+    name: str
+    revision: int
+    updated_at: datetime
+    listed: bool
+
+
+class Delivery(BaseModel):
+    """The section a channel carries, and what of the store it shows."""
+
+    role: Role
+    text: str
+    chars: int
+    """The text's length as the harness counts it (see harness_length)."""
+    bytes: int
+    """The whole section's size (UTF-8 bytes, the doctor pointer not counted), as doctor has it."""
+    limit_chars: int | None
+    """The channel's limit; None for one that carries any size (a file, a terminal)."""
+    warn_bytes: int
+    over_threshold: bool
+    records: int
+    listed: int
+    """Records named in the text: all of them unless it was fitted."""
+    fitted: bool
+    available: bool
+    compacted: bool
+    error: str | None = None
+    """Why the store could not be read, when it could not."""
+    newest: Newest | None = None
+
+
+def harness_length(text: str) -> int:
+    """Text's length as Claude Code (JavaScript) counts it: UTF-16 code units."""
+    if text.isascii():
+        return len(text)
+    return len(text.encode("utf-16-le")) // 2
+
+
+def priority_order(records: Sequence[Indexed]) -> list[Indexed]:
+    """Records as a fitted section lists them: by type priority, newest first, then by name."""
+    by_name = sorted(records, key=lambda record: record.name)
+    by_time = sorted(by_name, key=lambda record: record.updated_at, reverse=True)
+    return sorted(by_time, key=lambda record: _RANK[record.type])
+
+
+def deliver(context: LaunchContext, records: Sequence[Indexed], limit: int | None) -> Delivery:
+    """The section for a channel of limit characters (None: any size): whole if it fits."""
+    if not context.available:
+        return _marker(context, limit)
+    newest = max(records, key=lambda record: record.updated_at, default=None)
+    if limit is None or harness_length(context.text) <= limit:
+        return _delivery(context, context.text, limit, len(records), records, newest, set())
+    over = context.role == Role.BUILDER and context.over_threshold
+    pointer = DOCTOR_POINTER + "\n" if over else ""
+    head = PREAMBLE + "\n\n"
+    # The closing line at its longest (every count as large as the store), so it always fits.
+    closing = _closing(len(records), len(records), len(records), limit)
+    room = limit - harness_length(head) - harness_length(pointer) - harness_length(closing) - 2
+    listed: list[str] = []
+    shown: set[str] = set()
+    for record in priority_order(records):
+        line = index_line(record)
+        cost = harness_length(line) + 1
+        if cost > room:
+            break
+        room -= cost
+        listed.append(line)
+        shown.add(record.name)
+    closing = _closing(len(records) - len(listed), len(records), len(listed), limit)
+    body = "".join(line + "\n" for line in listed)
+    text = f"{head}{body}\n{closing}\n{pointer}"
+    return _delivery(context, text, limit, len(listed), records, newest, shown, fitted=True)
+
+
+def pages(text: str, limit: int, next_call: str) -> list[str]:
+    """Text cut at line ends into pages of at most limit characters, each naming the next.
+
+    next_call is a format string with `{page}` and `{pages}`, such as
+    `lazy_memory_recall(page={page})`. A single line longer than a page (only an imported
+    description can be) is the one thing split, at the page's end.
+    """
+    footer_room = harness_length(_footer(next_call, 99_999, 99_999)) + 1
+    room = max(limit - footer_room, 1)
+    chunks: list[str] = []
+    current: list[str] = []
+    used = 0
+    for line in _lines_within(text.splitlines(keepends=True), room):
+        cost = harness_length(line)
+        if current and used + cost > room:
+            chunks.append("".join(current))
+            current, used = [], 0
+        current.append(line)
+        used += cost
+    chunks.append("".join(current))
+    if len(chunks) == 1:
+        return chunks
+    total = len(chunks)
+    return [
+        chunk if number == total else chunk + "\n" + _footer(next_call, number, total) + "\n"
+        for number, chunk in enumerate(chunks, start=1)
+    ]
+
+
+def _footer(next_call: str, number: int, total: int) -> str:
+    call = next_call.format(page=number + 1, pages=total)
+    return f"(page {number} of {total} of this memory index: {call} gives page {number + 1})"
+
+
+def _lines_within(lines: list[str], room: int) -> list[str]:
+    out: list[str] = []
+    for line in lines:
+        while harness_length(line) > room:
+            cut = room
+            while harness_length(line[:cut]) > room:
+                cut -= 1
+            out.append(line[:cut] + "\n")
+            line = line[cut:]
+        out.append(line)
+    return out
+
+
+def _closing(missing: int, total: int, listed: int, limit: int) -> str:
+    return NOT_LISTED.format(missing=missing, total=total, listed=listed, limit=limit)
+
+
+def _marker(context: LaunchContext, limit: int | None) -> Delivery:
+    """The unavailable marker, its error shortened if it would not fit (never the records)."""
+    text = context.text
+    if limit is not None and harness_length(text) > limit:
+        error = context.error or ""
+        keep = max(limit - harness_length(UNAVAILABLE) - _MARKER_ROOM, 0)
+        text = UNAVAILABLE.format(error=error[:keep] + "...") + "\n"
+    return Delivery(
+        role=context.role,
+        text=text,
+        chars=harness_length(text),
+        bytes=size_of(text),
+        limit_chars=limit,
+        warn_bytes=context.warn_bytes,
+        over_threshold=False,
+        records=0,
+        listed=0,
+        fitted=text != context.text,
+        available=False,
+        compacted=False,
+        error=context.error,
+    )
+
+
+def _delivery(
+    context: LaunchContext,
+    text: str,
+    limit: int | None,
+    listed: int,
+    records: Sequence[Indexed],
+    newest: Indexed | None,
+    shown: set[str],
+    *,
+    fitted: bool = False,
+) -> Delivery:
+    return Delivery(
+        role=context.role,
+        text=text,
+        chars=harness_length(text),
+        bytes=context.bytes,
+        limit_chars=limit,
+        warn_bytes=context.warn_bytes,
+        over_threshold=context.over_threshold,
+        records=len(records),
+        listed=listed,
+        fitted=fitted,
+        available=True,
+        compacted=context.compacted and not fitted,
+        newest=None
+        if newest is None
+        else Newest(
+            name=newest.name,
+            revision=newest.revision,
+            updated_at=newest.updated_at,
+            listed=not fitted or newest.name in shown,
+        ),
+    )

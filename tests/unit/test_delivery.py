@@ -1,0 +1,156 @@
+"""What a channel carries of the section: whole, fitted to a hook's limit, or in pages."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from lazy_memory.engine.context import (
+    DOCTOR_POINTER,
+    PREAMBLE,
+    Role,
+    launch_context,
+    unavailable_context,
+)
+from lazy_memory.engine.delivery import deliver, harness_length, pages, priority_order
+from lazy_memory.engine.index import IndexEntry, index_line
+from lazy_memory.engine.records import RecordType
+
+START = datetime(2026, 1, 1, tzinfo=UTC)
+TYPES = list(RecordType)
+
+
+def entries(
+    count: int, description: str = "how the staging deploy works, step by step"
+) -> list[IndexEntry]:
+    """count records of every type in turn, each written a minute after the one before."""
+    return [
+        IndexEntry(
+            f"record-{number:04d}",
+            TYPES[number % len(TYPES)],
+            f"{description} ({number})",
+            1,
+            START + timedelta(minutes=number),
+        )
+        for number in range(count)
+    ]
+
+
+def delivered(
+    records: list[IndexEntry], limit: int | None, role: Role = Role.AGENT, warn: int = 10**9
+):
+    return deliver(launch_context(role, records, None, [], warn), records, limit)
+
+
+def test_a_section_that_fits_is_carried_unchanged() -> None:
+    records = entries(20)
+    context = launch_context(Role.AGENT, records, None, [], 10**9)
+
+    delivery = deliver(context, records, 10_000)
+
+    assert delivery.text == context.text
+    assert (delivery.fitted, delivery.listed, delivery.records) == (False, 20, 20)
+    assert delivery.newest is not None
+    assert delivery.newest.name == "record-0019"
+    assert delivery.newest.listed
+
+
+def test_a_section_over_the_limit_lists_whole_lines_in_priority_order_within_it() -> None:
+    records = entries(300)
+
+    delivery = delivered(records, 10_000)
+
+    assert delivery.fitted
+    assert delivery.chars <= 10_000
+    assert delivery.text.startswith(PREAMBLE + "\n\n")
+    lines = [line for line in delivery.text.splitlines() if line.startswith("- ")]
+    assert len(lines) == delivery.listed
+    assert 0 < delivery.listed < 300
+    # Whole lines only, and the first ones in priority order: user, then feedback, newest first.
+    expected = [index_line(record) for record in priority_order(records)][: delivery.listed]
+    assert lines == expected
+    assert lines[0].startswith("- record-0296 (user)")
+    closing = delivery.text.rstrip("\n").splitlines()[-1]
+    assert closing.startswith(f"({300 - delivery.listed:,} of 300 memory records are not listed")
+    assert "10,000 characters" in closing
+    assert "lazy_memory_recall()" in closing
+    assert delivery.newest is not None
+    assert delivery.newest.name == "record-0299"
+
+
+def test_priority_is_by_type_then_newest_then_name() -> None:
+    same_time = START
+    records = [
+        IndexEntry("b-ref", RecordType.REFERENCE, "d", 1, same_time),
+        IndexEntry("z-user-old", RecordType.USER, "d", 1, same_time),
+        IndexEntry("a-user-old", RecordType.USER, "d", 1, same_time),
+        IndexEntry("user-new", RecordType.USER, "d", 1, same_time + timedelta(seconds=1)),
+        IndexEntry("project", RecordType.PROJECT, "d", 1, same_time + timedelta(days=9)),
+        IndexEntry("feedback", RecordType.FEEDBACK, "d", 1, same_time),
+    ]
+
+    names = [record.name for record in priority_order(records)]
+
+    assert names == ["user-new", "a-user-old", "z-user-old", "feedback", "project", "b-ref"]
+
+
+def test_the_limit_counts_utf16_code_units_as_claude_code_does() -> None:
+    assert harness_length("abc") == 3
+    assert harness_length("한국어") == 3
+    assert harness_length("🚀") == 2
+    records = entries(200, description="배포 절차 🚀🚀 스테이징 서버에 올리는 방법 🚀")
+
+    delivery = delivered(records, 10_000)
+
+    assert delivery.fitted
+    assert harness_length(delivery.text) <= 10_000
+    assert len(delivery.text.encode("utf-16-le")) // 2 == delivery.chars
+
+
+def test_a_builders_fitted_section_keeps_the_doctor_pointer_within_the_limit() -> None:
+    records = entries(300)
+
+    delivery = delivered(records, 10_000, role=Role.BUILDER, warn=4096)
+
+    assert delivery.chars <= 10_000
+    assert delivery.text.endswith(DOCTOR_POINTER + "\n")
+
+
+def test_an_unavailable_marker_with_a_huge_error_still_fits() -> None:
+    context = unavailable_context(Role.BUILDER, "x" * 50_000, 4096)
+
+    delivery = deliver(context, [], 10_000)
+
+    assert delivery.chars <= 10_000
+    assert delivery.text.startswith("MEMORY INDEX UNAVAILABLE (xxx")
+    assert "Retry with lazy_memory_recall()" in delivery.text
+    assert not delivery.available
+
+
+def test_an_empty_store_is_carried_as_the_empty_section() -> None:
+    delivery = delivered([], 10_000)
+
+    assert "No memory records have been saved" in delivery.text
+    assert not delivery.fitted
+    assert delivery.available
+
+
+@pytest.mark.parametrize("limit", [2_000, 10_000])
+def test_pages_are_within_the_limit_and_hold_every_line_once(limit: int) -> None:
+    text = launch_context(Role.AGENT, entries(500), None, [], 10**9).text
+
+    chunks = pages(text, limit, "lazy_memory_recall(page={page})")
+
+    assert len(chunks) > 1
+    assert all(harness_length(chunk) <= limit for chunk in chunks)
+    for number, chunk in enumerate(chunks[:-1], start=1):
+        assert chunk.endswith(f"lazy_memory_recall(page={number + 1}) gives page {number + 1})\n")
+    bodies = [chunk.rsplit("\n(page ", 1)[0] if chunk != chunks[-1] else chunk for chunk in chunks]
+    assert "".join(bodies) == text
+
+
+def test_a_section_within_one_page_is_one_page_unchanged() -> None:
+    text = launch_context(Role.AGENT, entries(5), None, [], 10**9).text
+
+    assert pages(text, 10_000, "lazy_memory_recall(page={page})") == [text]
