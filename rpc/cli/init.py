@@ -1,15 +1,22 @@
-"""`lazy init`: set a repository up for lazy-memory, and offer to import harness memory."""
+"""`lazy init`: set a repository up for lazy-memory, offer to import harness memory, and wire
+Claude Code (`--claude-code`, undone by `--remove`)."""
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from lazy_memory.adapters.config import CONFIG_FILE, find_root
-from lazy_memory.rpc.cli.common import cli_service, common_flags
+from lazy_memory.adapters.config import CONFIG_FILE, find_root, load_settings
+from lazy_memory.engine.errors import PermissionDenied
+from lazy_memory.rpc.cli.common import UsageError, cli_service, common_flags
 from lazy_memory.rpc.cli.importing import IMPORT_HINT, confirm, print_preview, run_import
+
+if TYPE_CHECKING:
+    from lazy_memory.engine.service import MemoryService
+    from lazy_memory.rpc.cli.setup_claude_code import Answers, Report
 
 TEMPLATE = """\
 # lazy-memory configuration; environment variables (LAZY_*) override these keys.
@@ -32,39 +39,115 @@ def add_commands(commands: Any) -> None:
     init = commands.add_parser(
         "init",
         parents=[common_flags()],
-        help="create lazy.toml and the store for this repository",
+        help="create lazy.toml and the store for this repository; wire Claude Code",
         description="Create lazy.toml at the repository's root and the data directory, then "
-        "offer to import the harness's memory files (Claude Code's) as records.",
+        "offer to import the harness's memory files (Claude Code's) as records. With "
+        "--claude-code, also add a SessionStart hook to .claude/settings.json, the lazy MCP "
+        "server to .mcp.json (approved for you in .claude/settings.local.json), and offer to "
+        "turn Claude Code's own auto memory off; a re-run changes nothing, and --remove takes "
+        "out exactly what it added.",
     )
     init.add_argument(
+        "--claude-code",
+        action="store_true",
+        help="wire this repository for Claude Code: the SessionStart hook and the MCP server",
+    )
+    init.add_argument(
+        "--remove",
+        action="store_true",
+        help="with --claude-code: take out what it added (your own settings stay)",
+    )
+    init.add_argument(
+        "--auto-memory-off",
+        action="store_true",
+        help="with --claude-code: turn Claude Code's own auto memory off without asking",
+    )
+    answers = init.add_mutually_exclusive_group()
+    answers.add_argument(
+        "-y",
+        "--yes",
+        action="store_true",
+        help="accept the offers (the import; with --claude-code, auto memory off) unasked",
+    )
+    answers.add_argument(
         "--non-interactive",
         action="store_true",
-        help="do not offer the import; print the command that does it instead",
+        help="make no offers; print the command that does each instead",
     )
     init.set_defaults(run=run_init)
 
 
 async def run_init(arguments: argparse.Namespace) -> int:
-    """Write lazy.toml (never over an existing one), open the store, offer the import."""
+    """Write lazy.toml (never over one), open the store, offer the import, wire Claude Code."""
+    # An agent's LAZY_TASK_ID, set even if empty, makes it read-only: refused before any write.
+    if "LAZY_TASK_ID" in os.environ:
+        raise PermissionDenied(
+            "an agent session (LAZY_TASK_ID is set) may not run `lazy init`; nothing was written"
+        )
+    if (arguments.remove or arguments.auto_memory_off) and not arguments.claude_code:
+        flag = "--remove" if arguments.remove else "--auto-memory-off"
+        raise UsageError(f"{flag} goes with --claude-code: `lazy init --claude-code {flag}`")
+    # The set-up's modules wait for the run: `lazy --help` and the other commands need none.
+    from lazy_memory.rpc.cli import setup_claude_code
+    from lazy_memory.rpc.cli.setup_claude_code import Answers, Report
+
     root = find_root(Path.cwd().resolve())
+    report = Report(root, as_json=arguments.json)
+    if arguments.remove:
+        setup_claude_code.remove(root, load_settings().data_dir, report)
+        report.finish()
+        return 0
+    answers = Answers(
+        yes=arguments.yes,
+        interactive=not (arguments.non_interactive or arguments.json) and sys.stdin.isatty(),
+    )
+    data_dir = load_settings().data_dir
+    if arguments.claude_code:
+        # Every file is read and merged in memory first: one that is not JSON stops the run
+        # before lazy.toml or anything else is written.
+        setup_claude_code.check_files(root, data_dir)
     config = root / CONFIG_FILE
     if config.exists():
-        print(f"{config} already exists; left as it is.")
+        report.say(f"{config} already exists; left as it is.")
+        report.file(config, "unchanged")
     else:
         config.write_text(TEMPLATE, encoding="utf-8")
-        print(f"Wrote {config}.")
+        report.say(f"Wrote {config}.")
+        report.file(config, "created")
     async with cli_service() as service:
-        print("The store is ready; add .lazy/ to .gitignore if it lives in the repository.")
-        preview = await service.import_memory(apply=False)
-        count = len(preview.plan.records)
-        if count == 0:
-            print("No harness memory to import.")
-            return 0
-        if arguments.non_interactive or not sys.stdin.isatty():
-            print(f"Found {count} record(s) in the harness's memory files; {IMPORT_HINT}.")
-            return 0
+        # Opening creates nothing (a read never writes): the first save creates the store.
+        report.say(
+            f"The store is {data_dir}: created by the first save; add it to .gitignore if it "
+            "lives in the repository."
+        )
+        await _offer_import(service, answers, report)
+    wire = arguments.claude_code or setup_claude_code.offer_setup(root, answers, report)
+    if wire:
+        setup_claude_code.set_up(
+            root, data_dir, answers, report, auto_memory_off=arguments.auto_memory_off
+        )
+    report.finish()
+    return 0
+
+
+async def _offer_import(service: MemoryService, answers: Answers, report: Report) -> None:
+    preview = await service.import_memory(apply=False)
+    count = len(preview.plan.records)
+    found: dict[str, Any] = {"found": count, "imported": []}
+    report.fields["import"] = found
+    if count == 0:
+        report.say("No harness memory to import.")
+        return
+    if answers.yes and report.as_json:
+        result = await service.import_memory(apply=True)
+        found["imported"] = result.imported
+        return
+    if not answers.yes:
+        if not answers.interactive:
+            report.hint(f"Found {count} record(s) in the harness's memory files; {IMPORT_HINT}.")
+            return
         print_preview(preview.plan)
         if not confirm(f"\nImport these {count} records now? [y/N] "):
-            print(f"Nothing imported; {IMPORT_HINT}.")
-            return 0
-        return await run_import(service, yes=True, as_json=False)
+            report.say(f"Nothing imported; {IMPORT_HINT}.")
+            return
+    await run_import(service, yes=True, as_json=False)
