@@ -111,6 +111,7 @@ async def run(plan: Plan) -> list[Measurement]:
             _progress(f"{backend}: {records:,} records: warm engine, then sequential saves")
             corpus = await fixtures.store(backend, records)
             measurements += await engine.warm(plan, corpus, bare)
+            measurements += cli.launch_commands(plan, corpus, cli_floor)
             sequential.append(await saves.sequential(plan, corpus))
         measurements += saves.sequential_rows(sequential)
         _progress(f"{backend}: {saves.CLIENTS} concurrent clients")

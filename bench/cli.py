@@ -21,6 +21,8 @@ from bench.stores import Store
 _FLOOR_COMMAND = [sys.executable, "-c", "import sqlite3"]
 
 _TARGETS = {1_000: Target(3, times_floor=True)}
+_LAUNCH_TARGETS = {1_000: Target(2.5, times_floor=True)}
+"""The SessionStart hook runs on every session start (issue 20's launch-path target)."""
 
 
 def floor_ms(plan: Plan) -> float:
@@ -49,6 +51,42 @@ def commands(plan: Plan, store: Store, floor: float) -> list[Measurement]:
                 samples=len(samples),
             )
         )
+    return rows
+
+
+def launch_commands(plan: Plan, store: Store, floor: float) -> list[Measurement]:
+    """What every launch pays, as whole processes: the SessionStart hook and the launcher.
+
+    `lazy memory context --hook` as Claude Code runs it, and `lazy launch claude
+    --print-command` (the launcher's own work: rendering the whole section into its file,
+    without starting Claude Code).
+    """
+    import tempfile
+
+    hook = [*lazy_command(), "memory", "context", "--hook"]
+    launcher = [*lazy_command(), "launch", "claude", "--print-command", "--json"]
+    rows = []
+    # --print-command keeps the section's file for the printed command: in a folder of its own.
+    with tempfile.TemporaryDirectory(prefix="lazy-bench-launch-") as prompts:
+        for what, command, target, extra in (
+            ("SessionStart hook (lazy memory context --hook)", hook, _LAUNCH_TARGETS, {}),
+            ("lazy launch claude --print-command", launcher, {}, {"TMPDIR": prompts}),
+        ):
+            environment = {**store.environment(), **extra}
+            samples = _wall_times(plan, command, environment, store)
+            rows.append(
+                Measurement(
+                    f"{what}, whole process, median",
+                    store.backend,
+                    store.records,
+                    median(samples),
+                    "ms",
+                    floor=floor,
+                    floor_what='python -c "import sqlite3", median',
+                    target=target.get(store.records),
+                    samples=len(samples),
+                )
+            )
     return rows
 
 

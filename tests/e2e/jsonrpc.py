@@ -30,9 +30,13 @@ class RawClient:
 
     @classmethod
     async def spawn(
-        cls, arguments: list[str], environment: Mapping[str, str], stderr: Path
+        cls,
+        arguments: list[str],
+        environment: Mapping[str, str],
+        stderr: Path,
+        cwd: Path | None = None,
     ) -> RawClient:
-        """Start `python -m lazy_memory.rpc.cli ARGUMENTS` with its stderr in a file."""
+        """Start `python -m lazy_memory.rpc.cli ARGUMENTS` (in cwd) with its stderr in a file."""
         with stderr.open("ab") as log:
             process = await asyncio.create_subprocess_exec(
                 sys.executable,
@@ -43,6 +47,7 @@ class RawClient:
                 stdout=asyncio.subprocess.PIPE,
                 stderr=log,
                 env=dict(environment),
+                cwd=cwd,
             )
         assert process.stdout is not None
         assert process.stdin is not None

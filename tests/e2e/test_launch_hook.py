@@ -20,6 +20,7 @@ import pytest
 
 from tests.e2e.conftest import Lazy
 from tests.postgres import unused_port
+from tests.reliability.mounts import remount, small_tmpfs
 
 MARKER = "MEMORY INDEX UNAVAILABLE ("
 EMPTY = "No memory records have been saved for this project yet."
@@ -213,3 +214,55 @@ def test_the_hook_imports_neither_pygls_nor_mcp_nor_anthropic(project: Path) -> 
 
     assert result.returncode == 0
     assert result.stderr.endswith("[]")
+
+
+def test_a_read_only_store_prints_its_index(lazy: Lazy, tmp_path: Path) -> None:
+    with small_tmpfs(tmp_path / "disk", "8m") as disk:
+        store = {"LAZY_DATA": str(disk / "data")}
+        lazy(
+            "memory",
+            "save",
+            "deploy",
+            "-t",
+            "project",
+            "-d",
+            "How we deploy",
+            "--body",
+            "b",
+            environment=store,
+        )
+        remount(disk, "ro")
+        try:
+            result = hook(lazy, store)
+        finally:
+            remount(disk, "rw")
+
+    assert result.returncode == 0
+    assert "- deploy (project): How we deploy\n" in result.stdout
+
+
+def test_a_store_whose_write_lock_is_held_prints_its_index(lazy: Lazy, data_dir: Path) -> None:
+    lazy("memory", "save", "deploy", "-t", "project", "-d", "How we deploy", "--body", "b")
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import sqlite3, sys, time; c = sqlite3.connect(sys.argv[1], isolation_level=None);"
+            " c.execute('BEGIN IMMEDIATE'); print('locked', flush=True); time.sleep(60)",
+            str(data_dir / "memory.db"),
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout is not None
+        assert holder.stdout.readline() == "locked\n"
+        started = time.monotonic()
+        result = hook(lazy)
+    finally:
+        holder.kill()
+        holder.wait()
+
+    assert time.monotonic() - started < 10
+    assert result.returncode == 0
+    assert "- deploy (project): How we deploy\n" in result.stdout

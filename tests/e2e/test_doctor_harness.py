@@ -1,0 +1,80 @@
+"""Doctor and compact speak of the harness: what a hook launch shows, and what the last one saw."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+from bench.corpus import fill_store
+from lazy_memory.adapters.sqlite import SqliteStorage
+from tests.e2e.conftest import Lazy
+
+
+def fill(data_dir: Path, count: int) -> None:
+    async def write() -> None:
+        storage = await SqliteStorage.open(data_dir / "memory.db")
+        try:
+            await fill_store(storage, count)
+        finally:
+            await storage.aclose()
+
+    asyncio.run(write())
+
+
+def test_doctor_says_how_many_records_a_hook_launch_shows_and_what_helps(
+    lazy: Lazy, isolated_environment: Path
+) -> None:
+    fill(isolated_environment, 300)
+
+    printed = lazy("doctor")
+    diagnosis = json.loads(lazy("doctor", "--json").stdout)
+
+    hook = diagnosis["hook"]
+    assert hook["records"] == 300
+    assert 0 < hook["listed"] < 300
+    assert hook["chars"] > hook["limit_chars"] == 10_000
+    assert "lazy launch claude" in hook["advice"]
+    assert "lazy_memory_recall()" in hook["advice"]
+    assert f"Claude Code hook: A hook launch shows {hook['listed']:,} of 300 records" in (
+        printed.stdout
+    )
+
+
+def test_doctor_on_a_small_store_says_the_whole_section_fits(lazy: Lazy) -> None:
+    lazy("memory", "save", "deploy", "-t", "project", "-d", "How we deploy", "--body", "b")
+
+    hook = json.loads(lazy("doctor", "--json").stdout)["hook"]
+
+    assert (hook["listed"], hook["records"]) == (1, 1)
+    assert "the whole section fits" in hook["advice"]
+
+
+def test_doctor_tells_whether_the_newest_record_reached_the_last_launch(lazy: Lazy) -> None:
+    lazy("memory", "save", "deploy", "-t", "project", "-d", "How we deploy", "--body", "b")
+    never = lazy("doctor").stdout
+    lazy("memory", "context", "--hook")
+    reached = lazy("doctor").stdout
+    lazy("memory", "save", "style", "-t", "feedback", "-d", "Small modules", "--body", "b")
+    after = lazy("doctor").stdout
+    last = json.loads(lazy("doctor", "--json").stdout)["last_launch"]
+
+    assert "Last launch: none logged yet" in never
+    assert "the newest record, deploy (revision 1), reached it, listed inline" in reached
+    assert "the newest record, style (revision 1), was written after it" in after
+    assert (last["channel"], last["role"], last["listed"]) == ("hook", "builder", 1)
+
+
+def test_compact_says_whether_its_result_fits_the_hook(
+    lazy: Lazy, isolated_environment: Path
+) -> None:
+    fill(isolated_environment, 60)
+
+    fits = lazy("memory", "compact", "--mechanical")
+    fill(isolated_environment, 300)
+    over = lazy("memory", "compact", "--mechanical", "--json")
+
+    assert fits.returncode == 0, fits.stderr
+    assert "It fits Claude Code's hook limit" in fits.stdout
+    assert over.returncode == 0, over.stderr
+    assert json.loads(over.stdout)["hook"]["fits"] is False
