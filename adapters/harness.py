@@ -4,22 +4,24 @@ Claude Code keeps a project's memory under `<config>/projects/<slug>/memory/`, a
 per-builder overlays keep the same layout under `<data>/builder-projects/<id>/`
 (ARCHITECTURE.md §6). The reader looks in every directory belonging to the project root, the
 repository's main checkout or any of its worktrees, and never reads a file outside the trees
-it scans: links pointing elsewhere are reported, not followed.
+it scans. Inside a memory directory it reads regular files only, each opened relative to its
+folder's descriptor with O_NOFOLLOW (and O_NONBLOCK, so a FIFO swapped in never blocks) and
+checked with fstat to be the very file listed: a symbolic link, a hard link (a second name,
+maybe of a file outside), a FIFO, socket or device, and a file over MAX_FILE_BYTES are
+skipped and reported, never opened.
 """
 
 from __future__ import annotations
 
 import asyncio
 import os
-import re
 import stat
 import subprocess
 from collections.abc import Mapping
 from pathlib import Path
 
-import yaml
-
-from lazy_memory.engine.importing import HarnessMemory, HarnessReader, HarnessScan, SkippedFile
+from lazy_memory.adapters.front_matter import parse_memory
+from lazy_memory.engine.importing import HarnessReader, HarnessScan, SkippedFile
 
 # Claude Code cuts longer slugs to this many characters and appends `-` and a hash.
 _SLUG_MAX_LENGTH = 200
@@ -27,16 +29,17 @@ _GIT_TIMEOUT_SECONDS = 5.0
 _INDEX_FILE = "MEMORY.md"
 _SHARED_FOLDER = "team"
 _LOGS_FOLDER = "logs"
-_FIRST_FENCE = re.compile(r"---[ \t\r]*")
-_CLOSING_FENCE = re.compile(r"^---[ \t\r]*$", re.MULTILINE)
-_NULL_TAG = "tag:yaml.org,2002:null"
-_TOP_LEVEL_FIELDS = ("name", "description", "type", "originSessionId", "modified")
-_METADATA_FIELDS = ("type", "originSessionId", "modified")
-_KEY_VALUE_LINE = re.compile(r"(?P<key>[A-Za-z_][A-Za-z0-9_.-]*):[ \t]+(?P<value>\S.*?)\s*")
-# Left alone by the rescue: already a quoted scalar, or the header of a block scalar.
-_KEEP_AS_WRITTEN = re.compile(r"\"(?:[^\"\\]|\\.)*\"|'(?:[^']|'')*'|[|>][-+0-9]*")
-# os.open flags: a FIFO or device named *.md must not block the scan.
-_OPEN_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK
+# os.open flags: a FIFO or device swapped in for a *.md file must not block the scan.
+_OPEN_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+_FOLDER_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+MAX_FILE_BYTES = 1024 * 1024
+"""The largest memory file read (1 MiB); a real one is a few kilobytes."""
+_KINDS = {
+    stat.S_IFIFO: "a FIFO",
+    stat.S_IFSOCK: "a socket",
+    stat.S_IFCHR: "a character device",
+    stat.S_IFBLK: "a block device",
+}
 
 
 class ClaudeCodeMemory(HarnessReader):
@@ -71,7 +74,7 @@ class ClaudeCodeMemory(HarnessReader):
                 elif real not in seen:
                     seen.add(real)
                     scan.directories.append(str(memory_dir))
-                    _walk(str(memory_dir), real, real, scan, set(), top=True)
+                    _walk_memory_directory(str(memory_dir), real, scan)
         return scan
 
 
@@ -134,8 +137,82 @@ def _memory_directories(base: Path, slugs: list[str], scan: HarnessScan) -> list
     return found
 
 
+def _within(real_path: str, real_directory: str) -> bool:
+    return os.path.commonpath([real_path, real_directory]) == real_directory
+
+
+def _walk_memory_directory(shown: str, real: str, scan: HarnessScan) -> None:
+    """Read the memory files under the memory directory at real (reported as shown)."""
+    try:
+        descriptor = os.open(real, _FOLDER_FLAGS)
+    except OSError as error:
+        reason = f"cannot read the directory: {error.strerror or error}"
+        scan.skipped.append(SkippedFile(path=_printable(shown), reason=reason))
+        return
+    try:
+        _walk(descriptor, shown, scan, set(), top=True)
+    finally:
+        os.close(descriptor)
+
+
+def _walk(
+    folder: int, shown: str, scan: HarnessScan, visited: set[tuple[int, int]], *, top: bool
+) -> None:
+    """Read the memory files of the open folder (shown is its path as reported), and below.
+
+    Every entry is looked at with lstat relative to the folder's descriptor: nothing is
+    followed, so nothing outside the memory directory is ever reached.
+    """
+    status = os.fstat(folder)
+    if (status.st_dev, status.st_ino) in visited:
+        return  # a bind mount back to a folder already read
+    visited.add((status.st_dev, status.st_ino))
+    for entry in _entries(folder, scan, shown=shown):
+        name = entry.name
+        if name.startswith("."):
+            continue
+        path = os.path.join(shown, name)
+        try:
+            found = os.stat(name, dir_fd=folder, follow_symlinks=False)
+        except OSError as error:
+            _skip(scan, path, f"cannot read: {error.strerror or error}")
+            continue
+        wanted_folder = name == _SHARED_FOLDER if top else name != _LOGS_FOLDER
+        if stat.S_ISLNK(found.st_mode):
+            # Reported where it would have been read or walked; any other link is no memory.
+            if _is_memory_file_name(name) or (wanted_folder and _names_folder(folder, name)):
+                _skip(scan, path, _link_reason(folder, name))
+        elif stat.S_ISDIR(found.st_mode):
+            if wanted_folder:
+                _walk_folder(folder, name, path, found, scan, visited)
+        elif _is_memory_file_name(name):
+            _read(folder, name, path, found, scan)
+
+
+def _walk_folder(
+    parent: int,
+    name: str,
+    path: str,
+    listed: os.stat_result,
+    scan: HarnessScan,
+    visited: set[tuple[int, int]],
+) -> None:
+    try:
+        descriptor = os.open(name, _FOLDER_FLAGS, dir_fd=parent)
+    except OSError as error:
+        _skip(scan, path, f"cannot read the directory: {error.strerror or error}")
+        return
+    try:
+        if not _same_file(os.fstat(descriptor), listed):
+            _skip(scan, path, "it changed while being read; run the import again")
+        else:
+            _walk(descriptor, path, scan, visited, top=False)
+    finally:
+        os.close(descriptor)
+
+
 def _entries(
-    directory: Path | str, scan: HarnessScan, shown: str | None = None
+    directory: Path | str | int, scan: HarnessScan, shown: str | None = None
 ) -> list[os.DirEntry[str]]:
     """The entries of directory by name; none if absent, reported (as shown) if unreadable."""
     try:
@@ -145,7 +222,7 @@ def _entries(
         return []
     except OSError as error:
         reason = f"cannot read the directory: {error.strerror or error}"
-        scan.skipped.append(SkippedFile(path=shown or str(directory), reason=reason))
+        _skip(scan, shown or str(directory), reason)
         return []
 
 
@@ -157,174 +234,83 @@ def _is_dir(entry: os.DirEntry[str]) -> bool:
         return False
 
 
-def _within(real_path: str, real_directory: str) -> bool:
-    return os.path.commonpath([real_path, real_directory]) == real_directory
-
-
-def _walk(
-    found: str, real: str, memory_root: str, scan: HarnessScan, visited: set[str], *, top: bool
-) -> None:
-    """Read the memory files of one folder (found is its path as reported, real its real path)."""
-    if real in visited:
-        return  # a link back to a folder already read
-    visited.add(real)
-    for entry in _entries(real, scan, shown=found):
-        name = entry.name
-        if name.startswith("."):
-            continue
-        is_directory = _is_dir(entry)
-        if is_directory:
-            wanted = name == _SHARED_FOLDER if top else name != _LOGS_FOLDER
-        else:
-            wanted = _is_memory_file_name(name)
-        if not wanted:
-            continue
-        path = os.path.join(found, name)
-        target = os.path.realpath(entry.path)
-        if not _within(target, memory_root):
-            reason = f"a link pointing outside the memory directory: {target}"
-            scan.skipped.append(SkippedFile(path=path, reason=reason))
-        elif is_directory:
-            _walk(path, target, memory_root, scan, visited, top=False)
-        else:
-            _read(path, target, scan)
-
-
 def _is_memory_file_name(name: str) -> bool:
     """A markdown file other than the harness's index (a lock file never ends in .md)."""
     return name.endswith(".md") and name != _INDEX_FILE
 
 
-def _read(path: str, real: str, scan: HarnessScan) -> None:
-    """Parse the file at real, reported as path, into a memory or the reason it gives none."""
+def _names_folder(folder: int, name: str) -> bool:
+    # Follows the link with stat, which reads metadata only, never the target's content.
     try:
-        with open(os.open(real, _OPEN_FLAGS), "rb") as file:
+        return stat.S_ISDIR(os.stat(name, dir_fd=folder).st_mode)
+    except OSError:
+        return False
+
+
+def _link_reason(folder: int, name: str) -> str:
+    try:
+        target = os.readlink(name, dir_fd=folder)
+    except OSError:
+        target = "?"
+    return f"a symbolic link (to {_printable(target)}): links are never followed"
+
+
+def _not_readable(found: os.stat_result) -> str | None:
+    """Why a file with this status is not read, or None for a regular file to read."""
+    mode = found.st_mode
+    if not stat.S_ISREG(mode):
+        kind = _KINDS.get(stat.S_IFMT(mode), "not a regular file")
+        return f"{kind}, not a regular file: only regular files are read"
+    if found.st_nlink > 1:
+        return (
+            f"a hard link ({found.st_nlink} names for one file, maybe one outside the memory "
+            "directory): only files with a single name are read"
+        )
+    if found.st_size > MAX_FILE_BYTES:
+        return f"{found.st_size:,} bytes, over the {MAX_FILE_BYTES:,}-byte limit of a memory file"
+    return None
+
+
+def _read(folder: int, name: str, path: str, listed: os.stat_result, scan: HarnessScan) -> None:
+    """Parse the file name in folder (listed with lstat as listed, reported as path)."""
+    reason = _not_readable(listed)
+    if reason is not None:
+        _skip(scan, path, reason)
+        return
+    try:
+        with open(os.open(name, _OPEN_FLAGS, dir_fd=folder), "rb") as file:
             status = os.fstat(file.fileno())
-            if not stat.S_ISREG(status.st_mode):
-                scan.skipped.append(SkippedFile(path=path, reason="not a regular file"))
+            # What was opened must be what was listed: a file swapped in between is caught.
+            if _same_file(status, listed):
+                reason = _not_readable(status)
+            else:
+                reason = "it changed while being read; run the import again"
+            if reason is not None:
+                _skip(scan, path, reason)
                 return
-            data = file.read()
+            data = file.read(MAX_FILE_BYTES + 1)
     except OSError as error:
-        reason = f"cannot read: {error.strerror or error}"
-        scan.skipped.append(SkippedFile(path=path, reason=reason))
+        _skip(scan, path, f"cannot read: {error.strerror or error}")
+        return
+    if len(data) > MAX_FILE_BYTES:
+        _skip(scan, path, f"over the {MAX_FILE_BYTES:,}-byte limit of a memory file")
         return
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as error:
-        reason = f"not UTF-8 text ({error.reason} at byte {error.start})"
-        scan.skipped.append(SkippedFile(path=path, reason=reason))
+        _skip(scan, path, f"not UTF-8 text ({error.reason} at byte {error.start})")
         return
-    scan.memories.append(_memory(path, text, status.st_mtime, scan))
+    scan.memories.append(parse_memory(_printable(path), text, status.st_mtime, scan))
 
 
-def _memory(path: str, text: str, mtime: float, scan: HarnessScan) -> HarnessMemory:
-    """The memory a file's text gives; front matter it cannot parse leaves the text all body."""
-    fields: dict[str, str] = {}
-    body = after_front_matter = text
-    split = _split_front_matter(text)
-    if split is not None:
-        front_matter, after_front_matter = split
-        parsed = _fields(front_matter)
-        if isinstance(parsed, str):
-            rescued = _fields(_quote_values(front_matter))
-            parsed = parsed if isinstance(rescued, str) else rescued
-        if isinstance(parsed, str):
-            reason = f"unparseable front matter ({parsed}); read as a file without front matter"
-            scan.notes.append(SkippedFile(path=path, reason=reason))
-        else:
-            fields, body = parsed, after_front_matter
-    name = fields.get("name") or os.path.basename(path).removesuffix(".md")
-    # Even when the front matter is kept as body, its fence is no description.
-    description = fields.get("description") or _first_line(after_front_matter) or name
-    return HarnessMemory(
-        path=path,
-        mtime=mtime,
-        name=name,
-        description=description,
-        type=fields.get("type"),
-        body=body,
-        session_id=fields.get("originSessionId"),
-        modified=fields.get("modified"),
-    )
+def _same_file(status: os.stat_result, listed: os.stat_result) -> bool:
+    return (status.st_dev, status.st_ino) == (listed.st_dev, listed.st_ino)
 
 
-def _split_front_matter(text: str) -> tuple[str, str] | None:
-    """The text between a first line `---` and the next `---` line, and the text after that."""
-    first, newline, rest = text.partition("\n")
-    closing = _CLOSING_FENCE.search(rest) if newline else None
-    if not _FIRST_FENCE.fullmatch(first) or closing is None:
-        return None
-    return rest[: closing.start()], rest[closing.end() + 1 :]
+def _skip(scan: HarnessScan, path: str, reason: str) -> None:
+    scan.skipped.append(SkippedFile(path=_printable(path), reason=reason))
 
 
-def _fields(front_matter: str) -> dict[str, str] | str:
-    """The fields this reader uses, as written; or why the front matter cannot give them."""
-    try:
-        root = yaml.compose(front_matter, Loader=yaml.SafeLoader)
-    except yaml.YAMLError as error:
-        return _problem(error)
-    except RecursionError:
-        # PyYAML composes nested collections recursively; one file must not end the scan.
-        return "nested too deeply"
-    if root is None:
-        return {}
-    if not isinstance(root, yaml.MappingNode):
-        kind = "sequence" if isinstance(root, yaml.SequenceNode) else "scalar"
-        return f"a YAML {kind}, not a mapping"
-    top = _values(front_matter, root)
-    metadata = _mapping_value(root, "metadata")
-    fields = {} if metadata is None else _values(front_matter, metadata)
-    fields = {key: fields[key] for key in _METADATA_FIELDS if key in fields}
-    fields.update((key, top[key]) for key in _TOP_LEVEL_FIELDS if key in top)
-    return fields
-
-
-def _values(front_matter: str, mapping: yaml.MappingNode) -> dict[str, str]:
-    """Every key with a non-null value, the value's text as written (a collection's source)."""
-    values = {}
-    for key, value in mapping.value:
-        if not isinstance(key, yaml.ScalarNode) or value.tag == _NULL_TAG:
-            continue
-        if isinstance(value, yaml.ScalarNode):
-            # The scalar's own text, so 007, 2026-01-02 or yes stay exactly as written.
-            values[key.value] = value.value
-        else:
-            values[key.value] = front_matter[value.start_mark.index : value.end_mark.index]
-    return values
-
-
-def _mapping_value(mapping: yaml.MappingNode, name: str) -> yaml.MappingNode | None:
-    found = None
-    for key, value in mapping.value:
-        if isinstance(key, yaml.ScalarNode) and key.value == name:
-            found = value if isinstance(value, yaml.MappingNode) else None
-    return found
-
-
-def _problem(error: yaml.YAMLError) -> str:
-    """One line saying what YAML objected to, with its line in the file when known."""
-    if isinstance(error, yaml.MarkedYAMLError) and error.problem:
-        where = "" if error.problem_mark is None else f" on line {error.problem_mark.line + 2}"
-        return f"{error.problem}{where}"
-    return (str(error) or type(error).__name__).splitlines()[0]
-
-
-def _quote_values(front_matter: str) -> str:
-    """The front matter with each top-level `key: value` value double-quoted, colons and all."""
-    lines = []
-    for line in front_matter.split("\n"):
-        match = _KEY_VALUE_LINE.fullmatch(line)
-        if match is not None and not _KEEP_AS_WRITTEN.fullmatch(match["value"]):
-            escaped = match["value"].replace("\\", "\\\\").replace('"', '\\"')
-            line = f'{match["key"]}: "{escaped}"'
-        lines.append(line)
-    return "\n".join(lines)
-
-
-def _first_line(body: str) -> str:
-    """The body's first line with text, without its heading marks."""
-    for line in body.splitlines():
-        text = line.strip().lstrip("#").strip()
-        if text:
-            return text
-    return ""
+def _printable(path: str) -> str:
+    """path as text: a byte of the file name that is not UTF-8 written as `\\xNN`."""
+    return path.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")

@@ -3,7 +3,9 @@
 The reader (an adapter) finds and parses the files; this module decides: one record per
 name (the newest file wins), names the store already has are left alone (so a re-run is a
 no-op and never clobbers a later human edit), content is kept verbatim, and a type outside
-the four becomes `project` with the original kept in the record's provenance.
+the four becomes `project` with the original kept in the record's provenance. A name that
+breaks the name rule (engine/names.py) gets its derived name, reported, with the original
+kept in the provenance too: no file is dropped for its name.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from typing import Protocol
 from pydantic import BaseModel, ConfigDict
 
 from lazy_memory.engine.errors import InvalidRecord
+from lazy_memory.engine.names import derived_name, name_problem
 from lazy_memory.engine.records import (
     DESCRIPTION_MAX_LENGTH,
     Provenance,
@@ -64,6 +67,17 @@ class HarnessReader(Protocol):
         ...
 
 
+class RenamedFile(BaseModel):
+    """A file whose name breaks the name rule, and the derived name its record gets."""
+
+    model_config = ConfigDict(frozen=True)
+
+    path: str
+    original: str
+    name: str
+    reason: str
+
+
 class PlannedRecord(BaseModel):
     """A record the import will write, and the file it comes from."""
 
@@ -80,6 +94,7 @@ class ImportPlan(BaseModel):
     skipped: list[SkippedFile] = []
     notes: list[SkippedFile] = []
     retyped: list[str] = []
+    renamed: list[RenamedFile] = []
     long_descriptions: list[str] = []
     directories: list[str] = []
 
@@ -90,11 +105,12 @@ def plan_import(scan: HarnessScan, existing: Iterable[str]) -> ImportPlan:
     newest: dict[str, HarnessMemory] = {}
     superseded: list[SkippedFile] = []
     for memory in sorted(scan.memories, key=lambda m: (m.mtime, m.path), reverse=True):
-        if memory.name in newest:
-            winner = newest[memory.name].path
+        name = _safe_name(memory.name)
+        if name in newest:
+            winner = newest[name].path
             superseded.append(SkippedFile(path=memory.path, reason=f"a newer copy: {winner}"))
         else:
-            newest[memory.name] = memory
+            newest[name] = memory
     plan = ImportPlan(
         superseded=superseded,
         skipped=list(scan.skipped),
@@ -103,15 +119,18 @@ def plan_import(scan: HarnessScan, existing: Iterable[str]) -> ImportPlan:
     )
     for name in sorted(newest):
         memory = newest[name]
-        if name in known:
-            plan.already_present.append(name)
+        # An older import may have stored the original name as it was: that is the same record.
+        if name in known or memory.name in known:
+            plan.already_present.append(name if name in known else memory.name)
             continue
         record_type, original = _record_type(memory.type)
+        renamed = name != memory.name
         provenance = Provenance(
             source=memory.path,
             session_id=memory.session_id,
             modified=memory.modified,
             original_type=original,
+            original_name=memory.name if renamed else None,
         )
         try:
             content = imported_content(
@@ -121,11 +140,21 @@ def plan_import(scan: HarnessScan, existing: Iterable[str]) -> ImportPlan:
             plan.skipped.append(SkippedFile(path=memory.path, reason=error.message))
             continue
         plan.records.append(PlannedRecord(content=content, source=memory.path))
+        if renamed:
+            reason = name_problem(memory.name) or "it breaks the name rule"
+            plan.renamed.append(
+                RenamedFile(path=memory.path, original=memory.name, name=name, reason=reason)
+            )
         if original is not None:
             plan.retyped.append(name)
         if len(memory.description) > DESCRIPTION_MAX_LENGTH:
             plan.long_descriptions.append(name)
     return plan
+
+
+def _safe_name(name: str) -> str:
+    """The name a record from a file called name gets: name itself if it obeys the rule."""
+    return name if name_problem(name) is None else derived_name(name)
 
 
 def _record_type(found: str | None) -> tuple[RecordType, str | None]:

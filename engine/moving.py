@@ -6,10 +6,16 @@ racing the copy makes it fail instead of interleaving), each removal tombstones 
 it removed, and both keep the entry's actor, time, operation and provenance. A target that
 already holds the start of the same history continues after it, so a re-run, or a copy cut
 short, resumes; a target holding any other history is refused before anything is written.
+
+The one exception to "exactly": a name that breaks the name rule (engine/names.py; an older
+import could store one) enters the target as its derived name in every entry, the original
+kept in the entry's provenance, and the report lists each. The mapping depends on the name
+alone, so a re-run compares and resumes the same way.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Sequence
 from enum import StrEnum
 
@@ -17,8 +23,12 @@ from pydantic import BaseModel
 
 from lazy_memory.engine.compact import Compact
 from lazy_memory.engine.errors import Conflict, NotFound
+from lazy_memory.engine.names import derived_name, name_problem, shown_name
 from lazy_memory.engine.ports import Storage
-from lazy_memory.engine.records import HistoryEntry, Operation, RecordContent
+from lazy_memory.engine.records import HistoryEntry, Operation, Provenance, RecordContent
+
+RENAMED_SOURCE = "lazy memory migrate"
+"""The provenance source of a record renamed by a move that had no provenance of its own."""
 
 
 class CompactMove(StrEnum):
@@ -45,6 +55,8 @@ class MoveReport(BaseModel):
     """Of them, those written to the target (a dry run: to be written)."""
     compact: CompactMove
     dry_run: bool
+    renamed: dict[str, str] = {}
+    """Each source name that breaks the name rule, and the derived name it has in the target."""
 
 
 async def move_store(
@@ -59,6 +71,9 @@ async def move_store(
     progress is told (done, total) after each entry written.
     """
     history = await source.history()
+    renamed = _renamed(history)
+    if renamed:
+        history = [_with_name(entry, renamed) for entry in history]
     present = await target.history()
     _check_continues(history, present)
     missing = history[len(present) :]
@@ -79,7 +94,36 @@ async def move_store(
         copied=len(missing),
         compact=compact_move,
         dry_run=dry_run,
+        renamed=renamed,
     )
+
+
+def _renamed(history: Sequence[HistoryEntry]) -> dict[str, str]:
+    """Each name in history that breaks the name rule, and the name the target gives it."""
+    names = {entry.name for entry in history}
+    renamed = {name: derived_name(name) for name in sorted(names) if name_problem(name)}
+    # Eight hex digits of a hash make a clash all but impossible; one made on purpose must
+    # still not merge two records' histories.
+    taken = Counter(renamed.values())
+    clashes = [name for name, new in renamed.items() if new in names or taken[new] > 1]
+    if clashes:
+        raise Conflict(
+            f"the store holds {len(clashes)} name(s) that break the name rule and whose derived "
+            f"name is taken, the first {shown_name(clashes[0])}; nothing was written"
+        )
+    return renamed
+
+
+def _with_name(entry: HistoryEntry, renamed: dict[str, str]) -> HistoryEntry:
+    """entry under its name in the target, the original in its provenance when renamed."""
+    name = renamed.get(entry.name)
+    if name is None:
+        return entry
+    if entry.provenance is None:
+        provenance = Provenance(source=RENAMED_SOURCE, original_name=entry.name)
+    else:
+        provenance = entry.provenance.model_copy(update={"original_name": entry.name})
+    return entry.model_copy(update={"name": name, "provenance": provenance})
 
 
 def _check_continues(history: Sequence[HistoryEntry], present: Sequence[HistoryEntry]) -> None:

@@ -10,9 +10,14 @@ from pydantic import BaseModel, ConfigDict
 
 from lazy_memory.engine.errors import InvalidRecord
 
-NAME_MAX_LENGTH = 100
+# The name rule lives in names.py; these two stay importable from here, where they were.
+from lazy_memory.engine.names import NAME_MAX_LENGTH as NAME_MAX_LENGTH
+from lazy_memory.engine.names import check_name as check_name
+from lazy_memory.engine.names import framing_problem, shown_name
+
 DESCRIPTION_MAX_LENGTH = 200
-_NAME_PATTERN = re.compile(r"[a-z0-9][a-z0-9._-]*")
+MAX_BODY_BYTES = 64 * 1024
+"""The default limit on an authored body's UTF-8 size (`[memory] max_body_bytes`)."""
 _LINE_BREAKS = re.compile(r"[\r\n\v\f\x1c-\x1e\x85\u2028\u2029]")
 
 
@@ -23,11 +28,6 @@ class RecordType(StrEnum):
     FEEDBACK = "feedback"
     PROJECT = "project"
     REFERENCE = "reference"
-
-
-# What ends a name in its index line, `- name (type): description`: a name holding it would
-# make the line read as another record's.
-_INDEX_LINE_TYPE = re.compile(rf" \((?:{'|'.join(member.value for member in RecordType)})\):")
 
 
 class ActorKind(StrEnum):
@@ -67,6 +67,8 @@ class Provenance(BaseModel):
     session_id: str | None = None
     modified: str | None = None
     original_type: str | None = None
+    original_name: str | None = None
+    """The name the file gave, when it broke the name rule and the record got a derived one."""
 
 
 class RecordContent(BaseModel):
@@ -117,16 +119,6 @@ def parse_type(value: str) -> RecordType:
         raise InvalidRecord(f"unknown type {value!r}: use one of {known}") from None
 
 
-def check_name(name: str) -> str:
-    """Return name if it is a valid name for a new save, else raise InvalidRecord."""
-    if not 1 <= len(name) <= NAME_MAX_LENGTH or not _NAME_PATTERN.fullmatch(name):
-        raise InvalidRecord(
-            f"invalid name {name!r}: use 1-{NAME_MAX_LENGTH} characters of a-z, 0-9, '.', '_' "
-            "and '-', starting with a letter or digit"
-        )
-    return name
-
-
 def check_description(description: str) -> str:
     """Return description if it is one non-empty line of at most 200 characters."""
     if not description.strip():
@@ -153,12 +145,35 @@ def _check_text(field: str, value: str) -> str:
     return value
 
 
-def authored_content(name: str, type: str, description: str, body: str) -> RecordContent:
-    """Validate a record written by a person or a builder: every rule of the store applies."""
+def authored_content(
+    name: str,
+    type: str,
+    description: str,
+    body: str,
+    *,
+    held_name: bool = False,
+    max_body_bytes: int | None = MAX_BODY_BYTES,
+) -> RecordContent:
+    """Validate a record written by a person or a builder: every rule of the store applies.
+
+    held_name: the store already holds this name from before the name rule, so it is kept
+    as it is (reachable by its exact name) if it cannot break framing. max_body_bytes: the
+    body's limit in UTF-8 bytes; None for a body the author did not write (an update that
+    keeps the current one, which an import may have brought in over the limit).
+    """
     for field, value in (("name", name), ("description", description), ("body", body)):
         _check_text(field, value)
+    # No character takes more than four bytes, so most bodies need no count at all.
+    if max_body_bytes is not None and len(body) * 4 > max_body_bytes:
+        size = len(body.encode("utf-8"))
+        if size > max_body_bytes:
+            raise InvalidRecord(
+                f"the body is {size:,} bytes; the limit is {max_body_bytes:,} bytes (UTF-8): "
+                "shorten it or split it into several records, or raise [memory] "
+                "max_body_bytes in lazy.toml"
+            )
     return RecordContent(
-        name=check_name(name),
+        name=_held_name(name) if held_name else check_name(name),
         type=parse_type(type),
         description=check_description(description),
         body=body,
@@ -172,18 +187,22 @@ def imported_content(
     body: str,
     provenance: Provenance | None = None,
 ) -> RecordContent:
-    """Validate a record found in harness memory files: kept verbatim, whatever its length."""
+    """Validate a record found in harness memory files: kept verbatim, whatever its length.
+
+    The name obeys the name rule like any other (the planner derives one if it does not).
+    """
     for field, value in (("name", name), ("description", description), ("body", body)):
         _check_text(field, value)
-    if not name.strip() or _LINE_BREAKS.search(name):
-        raise InvalidRecord(f"an imported record needs a one-line, non-empty name, not {name!r}")
-    if _INDEX_LINE_TYPE.search(name):
-        raise InvalidRecord(
-            f"the name {name!r} holds ` (type):`, which would read as another record in the index"
-        )
     return RecordContent(
-        name=name, type=type, description=description, body=body, provenance=provenance
+        name=check_name(name), type=type, description=description, body=body, provenance=provenance
     )
+
+
+def _held_name(name: str) -> str:
+    problem = framing_problem(name)
+    if problem is not None:
+        raise InvalidRecord(f"invalid name {shown_name(name)}: {problem}")
+    return name
 
 
 def history_entry(

@@ -16,42 +16,68 @@ IMPORT_HINT = "run `lazy doctor --import-memory` to import them"
 
 
 def print_preview(plan: ImportPlan) -> None:
-    """Each record to import with its source, then each file left aside and why."""
+    """Each record to import with its source, then each file left aside and why.
+
+    Names, paths and reasons come from files anyone may have written: all made visible.
+    """
+    from lazy_memory.engine.names import shown_name
+    from lazy_memory.engine.visible import visible_line as shown
+
     if not plan.directories:
         print("No harness memory directories were found for this project.")
         return
     print("Harness memory found in:")
     for directory in plan.directories:
-        print(f"  {directory}")
+        print(f"  {shown(directory)}")
     if plan.records:
         print(f"\nTo import ({len(plan.records)}):")
         for planned in plan.records:
             content = planned.content
-            print(f"  {content.name} ({content.type.value})  from {planned.source}")
+            print(f"  {shown(content.name)} ({content.type.value})  from {shown(planned.source)}")
     else:
         print("\nNothing to import.")
+    if plan.renamed:
+        print(
+            f"\nRenamed ({len(plan.renamed)}): these names break the name rule, so each record "
+            "gets a derived name; the original is kept in its provenance:"
+        )
+        for renamed in plan.renamed:
+            print(f"  {shown(renamed.name)}  from {shown(renamed.path)}")
+            print(f"    was {shown_name(renamed.original)}: {shown(renamed.reason)}")
     if plan.already_present:
         print(f"\nAlready in the store, left alone ({len(plan.already_present)}):")
-        print("  " + ", ".join(plan.already_present))
+        # One a line: a name may hold a comma.
+        for name in plan.already_present:
+            print(f"  {shown(name)}")
     left_aside = [*plan.superseded, *plan.skipped]
     if left_aside:
         print(f"\nSkipped ({len(left_aside)}):")
         for skipped in left_aside:
-            print(f"  {skipped.path}: {skipped.reason}")
+            print(f"  {shown(skipped.path)}: {shown(skipped.reason)}")
     for note in plan.notes:
-        print(f"\nNote: {note.path}: {note.reason}")
+        print(f"\nNote: {shown(note.path)}: {shown(note.reason)}")
+    original_types = {
+        planned.content.name: planned.content.provenance.original_type
+        for planned in plan.records
+        if planned.content.provenance is not None
+    }
     for name in plan.retyped:
+        found = original_types.get(name)
         print(
-            f"\nNote: {name} has a type outside the four; it is stored as project, its "
-            "original type kept in its provenance."
+            f"\nNote: {shown(name)} has the type {shown_name(found or '')}, outside the four "
+            "(user, feedback, project, reference); it is stored as project, its original type "
+            "kept in its provenance."
         )
 
 
-async def run_import(service: MemoryService, *, yes: bool, as_json: bool) -> int:
-    """Preview, confirm (unless yes), import, and report; never imports unconfirmed."""
+async def run_import(
+    service: MemoryService, *, yes: bool, as_json: bool, previewed: bool = False
+) -> int:
+    """Preview (unless previewed: the caller showed it), confirm (unless yes), import, report."""
     preview = await service.import_memory(apply=False)
-    if not as_json:
+    if not as_json and not previewed:
         print_preview(preview.plan)
+        _print_large_bodies(preview)
     if not preview.plan.records:
         if as_json:
             print_json(preview.model_dump(mode="json"))
@@ -79,15 +105,33 @@ async def run_import(service: MemoryService, *, yes: bool, as_json: bool) -> int
 
 def _report(result: ImportResult) -> None:
     from lazy_memory.engine.records import DESCRIPTION_MAX_LENGTH
+    from lazy_memory.engine.visible import visible_line
 
     print(f"\nImported {len(result.imported)} record(s), attributed to system:harness-import.")
     long = result.plan.long_descriptions
     if long:
         print(
             f"Hint: {len(long)} imported description(s) are over {DESCRIPTION_MAX_LENGTH} "
-            f"characters (kept verbatim); shorten them with `lazy memory save NAME -d`: "
-            + ", ".join(long)
+            "characters (kept verbatim); shorten them with `lazy memory save NAME -d`:"
         )
+        for name in long:
+            print(f"  {visible_line(name)}")
+    _print_large_bodies(result)
+
+
+def _print_large_bodies(result: ImportResult) -> None:
+    """Name the bodies over the authoring limit: imported verbatim, but a save refuses them."""
+    from lazy_memory.engine.visible import visible_line
+
+    large = [name for name in result.large_bodies if name in result.imported or not result.applied]
+    if large:
+        print(
+            f"\nNote: {len(large)} record(s) have a body over {result.max_body_bytes:,} bytes "
+            f"([memory] max_body_bytes), {'imported' if result.applied else 'to be imported'} "
+            "verbatim; a save that rewrites such a body must bring it under the limit:"
+        )
+        for name in large:
+            print(f"  {visible_line(name)}")
 
 
 def confirm(question: str) -> bool:

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from lazy_memory.adapters import BACKENDS, open_storage
 from lazy_memory.adapters.config import Settings, load_settings
-from lazy_memory.rpc.cli.common import UsageError, cli_service, print_json
+from lazy_memory.rpc.cli.common import UsageError, cli_service, print_json, refuse_agent
 from lazy_memory.rpc.cli.progress import ProgressPrinter
 
 if TYPE_CHECKING:
@@ -43,6 +43,8 @@ def add_commands(subcommands: Any, parent: argparse.ArgumentParser) -> None:
 
 async def migrate_store(arguments: argparse.Namespace) -> int:
     """Copy the configured store into the target the flags name, and report what moved."""
+    # Before the target is opened: opening one may create its directory.
+    refuse_agent("memory migrate")
     settings = load_settings()
     target_settings = _target(settings, arguments)
     async with cli_service() as service:
@@ -57,7 +59,23 @@ async def migrate_store(arguments: argparse.Namespace) -> int:
         print_json(report.model_dump(mode="json"))
     else:
         print(_summary(report, f"{settings.backend} to {target_settings.backend}"))
+        _print_renamed(report)
     return 0
+
+
+def _print_renamed(report: MoveReport) -> None:
+    """Each name the target holds under a derived name, one a line, the original escaped."""
+    from lazy_memory.engine.names import shown_name
+
+    if not report.renamed:
+        return
+    print(
+        f"{len(report.renamed)} name(s) break the name rule and "
+        f"{'would be' if report.dry_run else 'were'} renamed in the target, the original "
+        "kept in each entry's provenance:"
+    )
+    for original, derived in report.renamed.items():
+        print(f"  {shown_name(original)} -> {derived}")
 
 
 def _target(settings: Settings, arguments: argparse.Namespace) -> Settings:

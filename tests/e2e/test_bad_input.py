@@ -44,12 +44,21 @@ def test_invalid_saves_are_refused_and_write_nothing(
 
 
 @pytest.mark.parametrize(
-    "name", ["Caps", "_under-first", ".dot-first", "sp ace", "x" * 101, "slash/name", "é"]
+    ("name", "shown"),
+    [
+        (".dot-first", "'.dot-first'"),
+        (" space-first", "' space-first'"),
+        ("x" * 201, f"'{'x' * 60}'… (201 characters)"),
+        ("slash/name", "'slash/name'"),
+        ("esc\x1bname", "'esc\\x1bname'"),
+        ("rlo\u202ename", "'rlo\\u202ename'"),
+        ("x (user): y", "'x (user): y'"),
+    ],
 )
-def test_bad_names_are_refused(lazy: Lazy, name: str) -> None:
+def test_bad_names_are_refused(lazy: Lazy, name: str, shown: str) -> None:
     refused = lazy("memory", "save", name, "-t", "user", "-d", "d", "--body", "b")
 
-    assert_one_line_error(refused, 4, f"invalid name {name!r}")
+    assert_one_line_error(refused, 4, f"invalid name {shown}")
 
 
 def test_a_description_of_exactly_200_characters_is_accepted(lazy: Lazy) -> None:

@@ -125,7 +125,7 @@ def test_an_import_is_verbatim_attributed_and_a_rerun_is_a_no_op(
     assert imported.returncode == 0, imported.stderr
     assert "Imported 5 record(s), attributed to system:harness-import." in imported.stdout
     assert "1 imported description(s) are over 200 characters" in imported.stdout
-    assert "odd-type has a type outside the four" in imported.stdout
+    assert "odd-type has the type 'opinion', outside the four" in imported.stdout
     prefs = json.loads(run("memory", "show", "user-prefs", "--json").stdout)
     assert prefs["description"] == LONG.rstrip()
     assert prefs["type"] == "user"
@@ -135,6 +135,7 @@ def test_an_import_is_verbatim_attributed_and_a_rerun_is_a_no_op(
         "session_id": "5f0c-11",
         "modified": "2026-10-01",
         "original_type": None,
+        "original_name": None,
     }
     odd = json.loads(run("memory", "show", "odd-type", "--json").stdout)
     assert (odd["type"], odd["provenance"]["original_type"]) == ("project", "opinion")

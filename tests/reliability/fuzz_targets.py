@@ -23,7 +23,7 @@ import atheris
 with atheris.instrument_imports(include=["lazy_memory"]):
     from pydantic import ValidationError
 
-    from lazy_memory.adapters import harness
+    from lazy_memory.adapters.front_matter import parse_memory
     from lazy_memory.engine.errors import InvalidQuery
     from lazy_memory.engine.importing import HarnessScan, plan_import
     from lazy_memory.engine.records import RecordContent, RecordType
@@ -72,7 +72,7 @@ def front_matter(data: bytes) -> None:
     except UnicodeDecodeError:
         return  # the reader skips such a file before parsing (tested end to end elsewhere)
     scan = HarnessScan()
-    memory = harness._memory("fuzzed.md", text, 0.0, scan)
+    memory = parse_memory("fuzzed.md", text, 0.0, scan)
     if not text.endswith(memory.body):
         raise AssertionError("the body is not the file's text after its front matter")
     scan.memories.append(memory)

@@ -291,12 +291,16 @@ async def test_builder_overlays_are_read_and_duplicates_are_left_to_the_planner(
 
 @contextlib.contextmanager
 def opens_recorded(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
-    """Every path os.open is given while the block runs."""
+    """Every path os.open is given while the block runs (one relative to a dir_fd resolved)."""
     opened: list[str] = []
     real_open = os.open
 
     def recording_open(path: str, flags: int, *args: int, **kwargs: int) -> int:
-        opened.append(os.fspath(path))
+        folder = kwargs.get("dir_fd")
+        where = os.fspath(path)
+        if folder is not None:
+            where = os.path.join(os.readlink(f"/proc/self/fd/{folder}"), where)
+        opened.append(where)
         return real_open(path, flags, *args, **kwargs)
 
     with monkeypatch.context() as patch:
@@ -326,7 +330,7 @@ def fifo_watchdog(fifo: Path, seconds: float = 5.0) -> Iterator[list[bool]]:
         watchdog.join()
 
 
-async def test_a_link_out_of_the_memory_directory_is_reported_and_never_opened(
+async def test_a_link_is_reported_and_never_followed_even_within_the_directory(
     project: Path,
     data_dir: Path,
     home: Path,
@@ -352,17 +356,13 @@ async def test_a_link_out_of_the_memory_directory_is_reported_and_never_opened(
     # The only other file opened is the null device, the git subprocess's stdin.
     assert all(Path(path).is_relative_to(memory) for path in opened if path != os.devnull)
     assert str(secret) not in opened
+    never_followed = "links are never followed"
     assert [(skipped.path, skipped.reason) for skipped in found.skipped] == [
-        (str(memory / "leak.md"), f"a link pointing outside the memory directory: {secret}"),
-        (
-            str(memory / "team" / "escape"),
-            f"a link pointing outside the memory directory: {outside}",
-        ),
+        (str(memory / "alias.md"), f"a symbolic link (to team/real.md): {never_followed}"),
+        (str(memory / "leak.md"), f"a symbolic link (to {secret}): {never_followed}"),
+        (str(memory / "team" / "escape"), f"a symbolic link (to {outside}): {never_followed}"),
     ]
-    assert sorted((m.path, m.mtime) for m in found.memories) == [
-        (str(memory / "alias.md"), 3_000_000),
-        (str(real), 3_000_000),
-    ]
+    assert [(m.path, m.mtime) for m in found.memories] == [(str(real), 3_000_000)]
 
 
 async def test_a_memory_directory_linked_out_of_the_projects_folder_is_not_scanned(

@@ -3,9 +3,12 @@
 
 import { FullRecord, RECORD_SCHEME, RECORD_TYPES, RecordSummary } from "./protocol";
 
-export const NAME_MAX_LENGTH = 100;
+export const NAME_MAX_LENGTH = 200;
 export const DESCRIPTION_MAX_LENGTH = 200;
-const NAME_PATTERN = /^[a-z0-9][a-z0-9._-]*$/;
+// The engine's name rule (engine/names.py), checked here only to ask again before a save.
+// Unprintable: every C (control, format, surrogate...) and Z (separator) but the plain space.
+const NAME_UNPRINTABLE = /[\p{C}\p{Z}]/u;
+const NAME_TYPE_MARK = /\(\s*(user|feedback|project|reference)\s*\)\s*:/iu;
 const LINE_BREAK = /[\r\n\v\f\x1c-\x1e\x85\u2028\u2029]/;
 
 export interface RecordGroup {
@@ -37,10 +40,20 @@ function compareText(a: string, b: string): number {
 
 /** Why name cannot be saved as a new record, or undefined when it can. */
 export function nameProblem(name: string): string | undefined {
-  if (name.length < 1 || name.length > NAME_MAX_LENGTH || !NAME_PATTERN.test(name)) {
+  const length = [...name].length; // code points, as the engine counts them
+  if (
+    length < 1 ||
+    length > NAME_MAX_LENGTH ||
+    NAME_UNPRINTABLE.test(name.replaceAll(" ", "")) ||
+    name.trim() !== name ||
+    /[/\\]/.test(name) ||
+    name.startsWith(".") ||
+    NAME_TYPE_MARK.test(name)
+  ) {
     return (
-      `use 1-${NAME_MAX_LENGTH} characters of a-z, 0-9, '.', '_' and '-', ` +
-      "starting with a letter or digit"
+      `use 1-${NAME_MAX_LENGTH} printable characters (spaces, capitals and any script are ` +
+      "fine) without control characters, '/' or '\\', a leading dot, spaces at either end " +
+      "or '(type):'"
     );
   }
   return undefined;

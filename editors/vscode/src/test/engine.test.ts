@@ -177,13 +177,13 @@ test("doctor gives advice", { skip }, async () => {
 test("the engine's errors reach the user with message and type", { skip }, async () => {
   await assert.rejects(
     executeEngineCommand(send, EngineCommands.save, {
-      name: "Bad Name",
+      name: "bad/name",
       type: "project",
       description: "x",
       body: "",
     }),
     (error: unknown) => {
-      assert.match(describeError(error), /invalid name 'Bad Name'.*\(InvalidRecord\)$/);
+      assert.match(describeError(error), /invalid name 'bad\/name'.*\(InvalidRecord\)$/);
       return true;
     },
   );

@@ -41,11 +41,15 @@ test("groupByType of no records is no groups", () => {
 });
 
 test("nameProblem accepts the store's names and refuses others", () => {
-  for (const name of ["a", "deploy-steps", "v1.2_notes", "0", "x".repeat(100)]) {
+  const legal = ["a", "deploy-steps", "Release checklist", "배포 절차", "\"Don't\", (v2)"];
+  for (const name of [...legal, "x".repeat(200), "😀".repeat(200)]) {
     assert.equal(nameProblem(name), undefined, name);
   }
-  for (const name of ["", "Deploy", "-lead", ".hidden", "has space", "x".repeat(101), "é"]) {
-    assert.match(nameProblem(name) ?? "", /1-100 characters/, name);
+  const illegal = ["", " ", " lead", "trail ", ".hidden", "a/b", "a\\b", "x".repeat(201)];
+  illegal.push("a\tb", "a\x1bb", "a\u202eb", "a\u200bb", "a\u2028b", "a\u00a0b", "\ud800");
+  illegal.push("x (User): y");
+  for (const name of illegal) {
+    assert.match(nameProblem(name) ?? "", /1-200 printable characters/, name);
   }
 });
 

@@ -1,0 +1,184 @@
+"""The name rule: what a record's name may be, on every path a name enters a store (#17).
+
+A name is typed by people, read back by people and models, and listed one per line in the
+launch context (`- name (type): description`). So the rule (ARCHITECTURE.md §2) is:
+
+- 1 to NAME_MAX_LENGTH (200) characters, counted as code points;
+- printable, as `str.isprintable()` has it: no control, format, surrogate, private-use or
+  unassigned character (Unicode categories Cc, Cf, Cs, Co, Cn: C0, DEL, C1, bidi overrides
+  and isolates, zero-width characters, the byte-order mark), no line or paragraph separator
+  (Zl, Zp), and no space but the plain one (Zs: a no-break or ideographic space reads as a
+  plain one, so two names would look alike). It is also what output shows verbatim
+  (engine/visible.py), so a legal name is always shown exactly as it is;
+- no path separator (`/` or `\\`) and no leading dot;
+- not blank, and no whitespace at either end;
+- no `(type):` (one of the four record types, in any case): a name holding one would make
+  its index line read as a record of that type, or as another record.
+
+Spaces, capitals, letters of every script, digits, quotes, commas, parentheses and other
+punctuation are legal: real harness memory files use them.
+
+A name a store already holds (an older import took names outside this rule) stays
+reachable by its exact name: show, history and rm take any name, and a save of a held name
+is allowed as long as it cannot break the launch context's framing (framing_problem). An
+imported or migrated name that breaks the rule gets derived_name instead, reported, with
+the original kept in the record's provenance.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import unicodedata
+from typing import TYPE_CHECKING
+
+from lazy_memory.engine.errors import InvalidRecord
+
+if TYPE_CHECKING:
+    from lazy_memory.engine.ports import Storage
+
+NAME_MAX_LENGTH = 200
+"""The longest name, in characters (code points)."""
+
+RULE = (
+    f"a name is 1-{NAME_MAX_LENGTH} printable characters (spaces, capitals, any script and "
+    "punctuation are fine) without control or format characters, '/' or '\\', a leading dot, "
+    "spaces at either end, or '(type):'"
+)
+"""The rule in one sentence, for error messages and tool descriptions."""
+
+# Spelled out rather than imported from records (which imports this module); a unit test
+# holds it equal to RecordType.
+RECORD_TYPES = ("user", "feedback", "project", "reference")
+_TYPE_MARK = re.compile(rf"\(\s*({'|'.join(RECORD_TYPES)})\s*\)\s*:", re.IGNORECASE)
+_CATEGORY_NAMES = {
+    "Cc": "a control character",
+    "Cf": "a format character",
+    "Cs": "a lone surrogate",
+    "Co": "a private-use character",
+    "Cn": "an unassigned character",
+    "Zl": "a line separator",
+    "Zp": "a paragraph separator",
+    "Zs": "a space other than the plain space",
+}
+_SEPARATORS = "/\\"
+_LEADING_DOTS = re.compile(r"\A[.\s]+")
+_SHOWN_LENGTH = 60
+_HASH_LENGTH = 8
+
+
+def name_problem(name: str) -> str | None:
+    """Why a new record may not take name, or None when it may."""
+    if not name:
+        return "a name cannot be empty"
+    if len(name) > NAME_MAX_LENGTH:
+        return f"it is {len(name)} characters; the limit is {NAME_MAX_LENGTH}"
+    if not name.isprintable():
+        character = next(character for character in name if not character.isprintable())
+        kind = _CATEGORY_NAMES.get(unicodedata.category(character), "an unprintable character")
+        return f"it holds U+{ord(character):04X}, {kind}"
+    if not name.strip():
+        return "it is only whitespace"
+    if name != name.strip():
+        return "it starts or ends with whitespace"
+    if any(separator in name for separator in _SEPARATORS):
+        return "it holds a path separator ('/' or '\\')"
+    if name.startswith("."):
+        return "it starts with a dot"
+    return _type_mark_problem(name)
+
+
+def framing_problem(name: str) -> str | None:
+    """Why even a name a store already holds may not be saved again, or None.
+
+    What no store may be given at all: a name that is not text, is blank, spans lines, or
+    holds `(type):`, since each would break or forge a line of the launch context.
+    """
+    if not is_text(name):
+        return "it is not Unicode text"
+    if not name.strip():
+        return "a name cannot be blank"
+    if name.splitlines() != [name]:
+        return "it spans more than one line"
+    return _type_mark_problem(name)
+
+
+def check_name(name: str) -> str:
+    """Return name if a new record may take it, else raise InvalidRecord saying why."""
+    problem = name_problem(name)
+    if problem is not None:
+        raise InvalidRecord(f"invalid name {shown_name(name)}: {problem}; {RULE}")
+    return name
+
+
+async def check_writable_name(name: str, storage: Storage) -> bool:
+    """Return whether name is held from before the rule; raise InvalidRecord if not writable.
+
+    A name that obeys the rule is writable (False). One that does not is writable only if
+    the store has held it (a removed record included) and it cannot break framing (True);
+    the store is asked only then, so an ordinary save costs no extra read.
+    """
+    problem = name_problem(name)
+    if problem is None:
+        return False
+    if not is_text(name) or not await storage.history(name):
+        raise InvalidRecord(f"invalid name {shown_name(name)}: {problem}; {RULE}")
+    framing = framing_problem(name)
+    if framing is not None:
+        raise InvalidRecord(
+            f"invalid name {shown_name(name)}: {framing}, so it is not saved again (it can "
+            "still be shown and removed)"
+        )
+    return True
+
+
+def derived_name(name: str) -> str:
+    """A name that obeys the rule, derived from one that does not: the same for the same name.
+
+    Whitespace of any kind (tabs, line breaks, other spaces) becomes a plain space, runs of
+    it one; other unprintable characters are dropped; `/` and `\\` become `-`; `(type):`
+    loses its colon; leading dots and spaces go; the rest is cut to fit before `-` and 8 hex
+    digits of the original's SHA-256, so two originals never meet in one derived name.
+    """
+    suffix = "-" + hashlib.sha256(name.encode("utf-8", "surrogatepass")).hexdigest()[:_HASH_LENGTH]
+    kept = []
+    for character in name:
+        if character in _SEPARATORS:
+            kept.append("-")
+        elif character.isspace():
+            kept.append(" ")
+        elif character.isprintable():
+            kept.append(character)
+    text = " ".join("".join(kept).split())
+    text = " ".join(_TYPE_MARK.sub(lambda mark: f"({mark[1]})", text).split())
+    text = _LEADING_DOTS.sub("", text)
+    text = text[: NAME_MAX_LENGTH - len(suffix)].rstrip()
+    derived = (text or "unnamed") + suffix
+    # The steps above obey the rule by construction; this keeps the promise if one is missed.
+    return derived if name_problem(derived) is None else "unnamed" + suffix
+
+
+def is_text(name: str) -> bool:
+    """Whether name can be stored at all: it holds no lone surrogate."""
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def shown_name(name: str) -> str:
+    """A name quoted for a message: every unprintable character escaped, a long one cut."""
+    if len(name) <= _SHOWN_LENGTH:
+        return repr(name)
+    return f"{name[:_SHOWN_LENGTH]!r}… ({len(name)} characters)"
+
+
+def _type_mark_problem(name: str) -> str | None:
+    mark = _TYPE_MARK.search(name)
+    if mark is None:
+        return None
+    return (
+        f"it holds {mark[0]!r}, which would make its index line `- name (type): description` "
+        "read as another record's"
+    )
