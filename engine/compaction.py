@@ -19,8 +19,9 @@ from pydantic import BaseModel
 from lazy_memory.engine.compact import Compact
 from lazy_memory.engine.context import COMPACT_PREAMBLE, assembled_size
 from lazy_memory.engine.errors import CompactRejected
-from lazy_memory.engine.index import Indexed, IndexedT, collapse_whitespace, index_line
+from lazy_memory.engine.index import Indexed, IndexedT, index_line, shown_description
 from lazy_memory.engine.records import Actor, RecordType
+from lazy_memory.engine.visible import visible_line
 
 MECHANICAL = "mechanical"
 NOT_COVERED = "## Not covered by the summary above"
@@ -50,12 +51,17 @@ class CompactOutcome(BaseModel):
 
 
 def mechanical_summary(records: Sequence[Indexed]) -> str:
-    """Every record under a heading for its type: `- name: description`, verbatim."""
+    """Every record under a heading for its type: `- name: description`, as index lines show them.
+
+    Names and descriptions are made visible here as in every index line, so the summary (a
+    prompt output) holds no control or format character and names the records as the index
+    does; otherwise they are kept whole: lossless.
+    """
     sections = []
     for record_type in RecordType:
         group = [record for record in records if record.type is record_type]
         if group:
-            lines = [f"- {r.name}: {collapse_whitespace(r.description)}" for r in group]
+            lines = [f"- {visible_line(r.name)}: {shown_description(r.description)}" for r in group]
             sections.append("\n".join([f"## {record_type.value}", *lines]))
     return "\n\n".join(sections)
 
@@ -80,8 +86,11 @@ def summary_prompt(records: Sequence[Indexed]) -> str:
 
 
 def omitted_names(summary: str, records: Sequence[IndexedT]) -> list[IndexedT]:
-    """The records whose name the summary never mentions as a whole word."""
-    return [record for record in records if not _mentions(summary, record.name)]
+    """The records whose name the summary never mentions as a whole word.
+
+    A name is looked for as the index shows it (made visible), which is how the model read it.
+    """
+    return [record for record in records if not _mentions(summary, visible_line(record.name))]
 
 
 def repaired(summary: str, records: Sequence[IndexedT]) -> tuple[str, list[IndexedT]]:

@@ -14,6 +14,7 @@ from pydantic import BaseModel
 
 from lazy_memory.engine.compact import Compact
 from lazy_memory.engine.index import Indexed, IndexedT, index_line
+from lazy_memory.engine.visible import visible_line, visible_text
 
 PREAMBLE = (
     "# Project memory\n"
@@ -82,7 +83,8 @@ def assemble(records: Sequence[Indexed], compact: Compact | None, removed: Seque
     """The section before any size pointer: what the size rules and never-grow measure.
 
     Descriptions sit inside their own line with whitespace collapsed, so no record can add
-    a line that imitates the preamble, a heading or the unavailable marker.
+    a line that imitates the preamble, a heading or the unavailable marker; every stored text
+    in it is made visible (engine/visible.py), so the sizes measure what is printed.
     """
     return "\n".join(_parts(records, compact, removed))
 
@@ -133,7 +135,8 @@ def reframed(context: LaunchContext, role: Role) -> LaunchContext:
 
 def unavailable_context(role: Role, error: str, warn_bytes: int) -> LaunchContext:
     """The marker a launch gets when the store cannot be read: never the empty index."""
-    error = " ".join(error.split())
+    # An error may quote stored text (a name, a path): it is shown as any stored text is.
+    error = visible_line(" ".join(error.split()))
     text = UNAVAILABLE.format(error=error) + "\n"
     return LaunchContext(
         role=role,
@@ -165,9 +168,10 @@ def _parts(
             yield EMPTY
         yield ""
         return
-    yield compact.preamble
+    # The compact slot is stored text too (a model's words, names and descriptions).
+    yield visible_text(compact.preamble)
     yield ""
-    yield compact.summary.rstrip("\n")
+    yield visible_text(compact.summary.rstrip("\n"))
     newer = written_since(records, compact)
     if newer:
         yield ""
@@ -177,5 +181,5 @@ def _parts(
         yield ""
         yield REMOVED_SINCE
         for name in removed:
-            yield f"- {name}"
+            yield f"- {visible_line(name)}"
     yield ""

@@ -6,6 +6,7 @@ from datetime import datetime
 from typing import NamedTuple, Protocol, TypeVar
 
 from lazy_memory.engine.records import RecordType
+from lazy_memory.engine.visible import visible_line
 
 
 class Indexed(Protocol):
@@ -67,6 +68,27 @@ def collapse_whitespace(text: str) -> str:
     return " ".join(text.split())
 
 
+def shown_description(description: str) -> str:
+    """A description as every one-line output shows it: whitespace collapsed, made visible."""
+    # collapse_whitespace's own fast path, inlined: a printable, collapsed description (nearly
+    # all of them) is shown as it is, at one line per record of every launch context.
+    if (
+        description.isprintable()
+        and "  " not in description
+        and description[:1] != " "
+        and description[-1:] != " "
+    ):
+        return description
+    return visible_line(" ".join(description.split()))
+
+
 def index_line(record: Indexed) -> str:
-    """`- name (type): description`, the description's whitespace collapsed, never truncated."""
-    return f"- {record.name} ({record.type.value}): {collapse_whitespace(record.description)}"
+    """`- name (type): description`, the description's whitespace collapsed, never truncated.
+
+    Name and description are made visible (engine/visible.py): stored text is hostile, and
+    this line is what a model reads at every launch and what a terminal shows.
+    """
+    name = record.name
+    if not name.isprintable():
+        name = visible_line(name)
+    return f"- {name} ({record.type.value}): {shown_description(record.description)}"

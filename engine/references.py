@@ -15,6 +15,7 @@ from enum import StrEnum
 from urllib.parse import quote, unquote
 
 from lazy_memory.engine.records import Record
+from lazy_memory.engine.visible import visible_line, visible_text
 
 MEMORY_PREFIX = "memory:"
 WIKI_OPEN = "[["
@@ -133,9 +134,10 @@ def problem_with(
 
 def problem_message(reference: Reference, problem: Problem) -> str:
     """The diagnostic's text for a problem."""
+    name = visible_line(reference.name)
     if problem is Problem.REMOVED:
-        return f"memory record {reference.name} was removed"
-    return f"no memory record named {reference.name}"
+        return f"memory record {name} was removed"
+    return f"no memory record named {name}"
 
 
 def document_uri(name: str) -> str:
@@ -152,10 +154,14 @@ def name_in_uri(uri: str) -> str | None:
 
 
 def record_markdown(record: Record) -> str:
-    """A record as markdown: what hover shows and what its read-only document holds."""
-    writer = f"{record.updated_by.kind.value} {record.updated_by.detail}"
+    """A record as markdown: what hover shows and what its read-only document holds.
+
+    Its stored text is made visible (engine/visible.py): an editor shows it to a person.
+    """
+    writer = visible_line(f"{record.updated_by.kind.value} {record.updated_by.detail}")
     facts = (
-        f"**{record.name}** · {record.type.value} · revision {record.revision} · "
+        f"**{visible_line(record.name)}** · {record.type.value} · revision {record.revision} · "
         f"last written by {writer}, {record.updated_at.astimezone(UTC):%Y-%m-%d %H:%M} UTC"
     )
-    return f"{facts}\n\n_{record.description}_\n\n---\n\n{record.body}".rstrip() + "\n"
+    description, body = visible_line(record.description), visible_text(record.body)
+    return f"{facts}\n\n_{description}_\n\n---\n\n{body}".rstrip() + "\n"

@@ -35,12 +35,14 @@ from lazy_memory.engine.errors import (
     PermissionDenied,
     StorageUnavailable,
 )
-from lazy_memory.engine.identity import Identity
+from lazy_memory.engine.identity import Identity, agent_name
 from lazy_memory.engine.importing import HarnessReader, ImportPlan, plan_import
 from lazy_memory.engine.index import IndexEntry
 from lazy_memory.engine.moving import MoveReport, move_store
+from lazy_memory.engine.names import check_writable_name
 from lazy_memory.engine.ports import Clock, Storage, Summarizer
 from lazy_memory.engine.records import (
+    MAX_BODY_BYTES,
     Actor,
     ActorKind,
     HistoryEntry,
@@ -73,6 +75,9 @@ class ImportResult(BaseModel):
     plan: ImportPlan
     applied: bool
     imported: list[str] = []
+    max_body_bytes: int = MAX_BODY_BYTES
+    large_bodies: list[str] = []
+    """Records whose body is over max_body_bytes: imported verbatim all the same."""
 
 
 ProgressCallback = Callable[[int, int], None]
@@ -115,6 +120,7 @@ class MemoryService:
         summarizer: Summarizer | None = None,
         harness: HarnessReader | None = None,
         hook_limit_chars: int | None = None,
+        max_body_bytes: int = MAX_BODY_BYTES,
     ) -> None:
         self.storage = storage
         self.identity = identity
@@ -123,6 +129,8 @@ class MemoryService:
         self.summarizer = summarizer
         self.harness = harness
         self.hook_limit_chars = hook_limit_chars
+        self.max_body_bytes = max_body_bytes
+        """The largest body an authoring path saves, in UTF-8 bytes; imports keep any size."""
         """What the harness shows of a hook's output whole, for doctor to measure against."""
         # The last launch contexts (by role) and the store's change marker they were read under.
         self._contexts: tuple[str, dict[Role, LaunchContext]] | None = None
@@ -175,12 +183,18 @@ class MemoryService:
 
         On an update, a field left as None keeps its current value; the merge is itself a
         compare-and-swap on the revision it read, retried if another writer got in between,
-        so a concurrent write is never silently overwritten with stale fields.
+        so a concurrent write is never silently overwritten with stale fields. A name the
+        store held before the name rule stays writable by its exact name (engine/names.py),
+        and an imported record keeps its provenance through later edits.
         """
         self._require_writer()
+        held = await check_writable_name(name, self.storage)
         if type is not None and description is not None and body is not None:
-            content = authored_content(name, type, description, body)
-            return await self._write(content, if_revision)
+            content = authored_content(
+                name, type, description, body, held_name=held, max_body_bytes=self.max_body_bytes
+            )
+            current = await self.find(name)
+            return await self._write(_with_provenance(content, current), if_revision)
         for _ in range(_MERGE_ATTEMPTS):
             current = await self.find(name)
             if current is None:
@@ -188,7 +202,14 @@ class MemoryService:
                     raise InvalidRecord(
                         f"{name!r} is a new record: give it a type and a description"
                     )
-                content = authored_content(name, type, description, body or "")
+                content = authored_content(
+                    name,
+                    type,
+                    description,
+                    body or "",
+                    held_name=held,
+                    max_body_bytes=self.max_body_bytes,
+                )
                 expected = if_revision
             else:
                 content = authored_content(
@@ -196,7 +217,11 @@ class MemoryService:
                     type if type is not None else current.type,
                     description if description is not None else current.description,
                     body if body is not None else current.body,
+                    held_name=held,
+                    # A body kept as it is was not written now: an import may have set it.
+                    max_body_bytes=None if body is None else self.max_body_bytes,
                 )
+                content = _with_provenance(content, current)
                 expected = if_revision if if_revision is not None else current.revision
             try:
                 return await self._write(content, expected)
@@ -374,8 +399,13 @@ class MemoryService:
         """
         self._require_writer()
         plan = await self._import_plan()
+        limit = self.max_body_bytes
+        # Imports keep bodies verbatim whatever their size. Those over the authoring limit are
+        # reported: a later save that rewrites such a body must bring it under the limit.
+        large = [p.content.name for p in plan.records if len(p.content.body.encode()) > limit]
+        result = ImportResult(plan=plan, applied=False, max_body_bytes=limit, large_bodies=large)
         if not apply:
-            return ImportResult(plan=plan, applied=False)
+            return result
         imported = []
         for done, planned in enumerate(plan.records, start=1):
             try:
@@ -392,7 +422,7 @@ class MemoryService:
                 imported.append(planned.content.name)
             if progress is not None:
                 progress(done, len(plan.records))
-        return ImportResult(plan=plan, applied=True, imported=imported)
+        return result.model_copy(update={"applied": True, "imported": imported})
 
     async def move_to(
         self, target: Storage, *, dry_run: bool = False, progress: ProgressCallback | None = None
@@ -490,7 +520,7 @@ class MemoryService:
     def _require_writer(self) -> None:
         if self.identity.is_agent:
             raise PermissionDenied(
-                f"this session is agent task {self.identity.task_id!r} and agents are "
+                f"this session is {agent_name(self.identity.task_id or '')} and agents are "
                 "read-only: put memory-worthy knowledge in your final summary instead"
             )
 
@@ -499,6 +529,13 @@ def _warn_if_over(context: LaunchContext) -> None:
     """Log the advisory size line each time a section over it is assembled (every launch)."""
     if context.over_threshold:
         logger.warning(OVER_THRESHOLD_LOG)
+
+
+def _with_provenance(content: RecordContent, current: Record | None) -> RecordContent:
+    """content carrying the live record's provenance: where an imported record came from."""
+    if current is None or current.provenance is None:
+        return content
+    return content.model_copy(update={"provenance": current.provenance})
 
 
 def _storable(name: str) -> str:

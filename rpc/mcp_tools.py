@@ -3,6 +3,10 @@
 Three tools, `lazy_memory_recall`, `lazy_memory_save` and `lazy_search`, each a thin call into
 MemoryService. Every failure reaches the model as an error result (`isError`), never as a
 crash of the server; engine errors keep their own message, which is written for the reader.
+
+Every result is a prompt output: stored text in its text and in its structured content (which
+Claude Code hands the model instead of the text) is made visible (engine/visible.py). The
+verbatim record is the engine's (`lazy/memory/recall`) and the CLI's (`--json`, `--raw`).
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ from collections.abc import Awaitable, Callable
 from types import TracebackType
 from typing import Annotated, Any, ParamSpec, Self
 
+import anyio
 from mcp.server.mcpserver import MCPServer
 from mcp.server.stdio import stdio_server
 from mcp.shared._stream_protocols import ReadStream, WriteStream
@@ -33,9 +38,10 @@ from pydantic import Field, ValidationError
 from lazy_memory.engine.context import Role
 from lazy_memory.engine.delivery import pages
 from lazy_memory.engine.errors import InvalidRecord, LazyMemoryError
-from lazy_memory.engine.index import collapse_whitespace
+from lazy_memory.engine.index import shown_description
 from lazy_memory.engine.records import Record
 from lazy_memory.engine.service import MemoryService
+from lazy_memory.engine.visible import visible_line, visible_text
 
 logger = logging.getLogger(__name__)
 
@@ -50,12 +56,14 @@ _INSTRUCTIONS = (
 )
 
 
-class _Server(MCPServer):
+class LazyMcpServer(MCPServer):
     """The SDK's server, except that a line it cannot read is answered instead of dropped."""
 
-    async def run_stdio_async(self) -> None:
-        """Serve on stdin and stdout until the client closes its end."""
-        async with stdio_server() as (read_stream, write_stream):
+    async def run_stdio_async(
+        self, stdin: anyio.AsyncFile[str] | None = None, stdout: anyio.AsyncFile[str] | None = None
+    ) -> None:
+        """Serve on stdin and stdout (the process's own unless given) until input ends."""
+        async with stdio_server(stdin, stdout) as (read_stream, write_stream):
             await self._lowlevel_server.run(
                 _AnsweringReadStream(read_stream, write_stream),
                 write_stream,
@@ -151,14 +159,14 @@ def _unreadable(error: Exception) -> tuple[int | str | None, int, str]:
     return message_id, code, text
 
 
-def build_mcp_server(service: MemoryService, result_limit_chars: int) -> MCPServer:
+def build_mcp_server(service: MemoryService, result_limit_chars: int) -> LazyMcpServer:
     """An MCP server whose tools read and write the store through service.
 
     result_limit_chars is the largest tool result the harness shows whole when a tool
     declares it (`[claude_code] tool_result_limit_chars`): the index is paged at it.
     """
     # WARNING: at INFO the SDK logs a line per request to stderr, which is the client's log.
-    server: MCPServer = _Server("lazy-memory", instructions=_INSTRUCTIONS, log_level="WARNING")
+    server = LazyMcpServer("lazy-memory", instructions=_INSTRUCTIONS, log_level="WARNING")
 
     role = Role.AGENT if service.identity.is_agent else Role.BUILDER
     page_limit = result_limit_chars
@@ -204,8 +212,10 @@ def build_mcp_server(service: MemoryService, result_limit_chars: int) -> MCPServ
         name: Annotated[
             str,
             Field(
-                description="1-100 characters of a-z, 0-9, '.', '_' and '-', starting with a "
-                "letter or digit, e.g. deploy-steps. An existing name is updated."
+                description="1-200 printable characters, e.g. deploy-steps or Release "
+                "checklist: spaces, capitals, any script and punctuation are fine; no control "
+                "or format characters, no '/' or '\\', no leading dot, no whitespace at either "
+                "end, no '(type):'. An existing name (exactly as the index spells it) is updated."
             ),
         ],
         type: Annotated[
@@ -231,7 +241,8 @@ def build_mcp_server(service: MemoryService, result_limit_chars: int) -> MCPServ
         sessions are read-only: put memory-worthy knowledge in your final summary instead.
         """
         record = await service.save(name, type=type, description=description, body=body)
-        text = f"saved {record.name} ({record.type.value}) as revision {record.revision}"
+        name = visible_line(record.name)
+        text = f"saved {name} ({record.type.value}) as revision {record.revision}"
         return _result(text, record.model_dump(mode="json"))
 
     @server.tool(annotations=ToolAnnotations(read_only_hint=True), meta=whole_results)
@@ -259,11 +270,13 @@ def build_mcp_server(service: MemoryService, result_limit_chars: int) -> MCPServ
         """
         hits, more = await service.search_page(query, page, SEARCH_PAGE)
         if not hits:
-            text = f"No memory record matches {query}" + (f" on page {page}" if page > 1 else "")
+            text = f"No memory record matches {visible_line(query)}" + (
+                f" on page {page}" if page > 1 else ""
+            )
         else:
             text = "\n".join(
-                f"- {hit.name} ({hit.type.value}): {collapse_whitespace(hit.description)}\n"
-                f"  {hit.snippet}"
+                f"- {visible_line(hit.name)} ({hit.type.value}): "
+                f"{shown_description(hit.description)}\n  {visible_line(hit.snippet)}"
                 for hit in hits
             )
         if more:
@@ -288,7 +301,7 @@ def _errors_as_results(
         try:
             return await tool(*args, **kwargs)
         except LazyMemoryError as error:
-            return _error(error.message)
+            return _error(visible_text(error.message))
         except Exception as error:
             logger.exception("%s failed", tool.__name__)
             return _error(
@@ -303,19 +316,32 @@ def _errors_as_results(
 
 def _record_text(record: Record) -> str:
     return (
-        f"---\nname: {record.name}\ntype: {record.type.value}\n"
-        f"description: {record.description}\nrevision: {record.revision}\n"
-        f"updated_by: {record.updated_by}\n"
-        f"updated_at: {record.updated_at.isoformat(timespec='seconds')}\n---\n\n{record.body}"
+        f"---\nname: {visible_line(record.name)}\ntype: {record.type.value}\n"
+        f"description: {visible_line(record.description)}\nrevision: {record.revision}\n"
+        f"updated_by: {visible_line(str(record.updated_by))}\n"
+        f"updated_at: {record.updated_at.isoformat(timespec='seconds')}\n---\n\n"
+        f"{visible_text(record.body)}"
     )
 
 
 def _result(text: str, structured: dict[str, Any]) -> CallToolResult:
     # Claude Code hands the model the structured content alone when there is any, so it
-    # carries everything the text does.
+    # carries everything the text does, made visible as the text is.
     return CallToolResult(
-        content=[TextContent(type="text", text=text)], structured_content=structured
+        content=[TextContent(type="text", text=text)],
+        structured_content=_visible_json(structured),
     )
+
+
+def _visible_json(value: Any, key: str = "") -> Any:
+    """A JSON value with every string made visible: a body keeps its lines, the rest one each."""
+    if isinstance(value, str):
+        return visible_text(value) if key == "body" else visible_line(value)
+    if isinstance(value, dict):
+        return {field: _visible_json(item, field) for field, item in value.items()}
+    if isinstance(value, list):
+        return [_visible_json(item, key) for item in value]
+    return value
 
 
 def _error(message: str) -> CallToolResult:

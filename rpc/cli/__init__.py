@@ -118,7 +118,10 @@ def _fail(arguments: argparse.Namespace, error: Exception, status: int) -> int:
         import traceback
 
         traceback.print_exc()
-    print(f"lazy: error: {error}", file=sys.stderr)
+    from lazy_memory.engine.visible import visible_line
+
+    # One line, whatever stored text or input the message quotes (names come quoted by repr).
+    print(f"lazy: error: {visible_line(str(error))}", file=sys.stderr)
     return status
 
 

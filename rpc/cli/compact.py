@@ -6,7 +6,7 @@ import argparse
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from lazy_memory.rpc.cli.common import cli_service, print_json
+from lazy_memory.rpc.cli.common import cli_service, print_json, refuse_agent
 from lazy_memory.rpc.cli.context import show_context
 
 if TYPE_CHECKING:
@@ -67,6 +67,8 @@ async def compact_index(arguments: argparse.Namespace) -> int:
     from lazy_memory.engine.compaction import Mode
     from lazy_memory.engine.context import Role
 
+    if not arguments.show:
+        refuse_agent("memory compact --clear" if arguments.clear else "memory compact")
     mode = Mode(arguments.mode)
     async with cli_service() as service:
         if arguments.show:
@@ -139,12 +141,15 @@ def _plan_line(plan: CompactPlan) -> str:
 
 
 def _print_outcome(outcome: CompactOutcome) -> None:
+    from lazy_memory.engine.visible import visible_line
+
     if outcome.fallback_reason:
-        print(f"Used the mechanical generator instead: {outcome.fallback_reason}.")
+        print(f"Used the mechanical generator instead: {visible_line(outcome.fallback_reason)}.")
     if outcome.omitted:
+        names = ", ".join(map(visible_line, outcome.omitted))
         print(
             f"The summary left out {len(outcome.omitted)} record name(s); they were appended "
-            f"verbatim as index lines: {', '.join(outcome.omitted)}"
+            f"verbatim as index lines: {names}"
         )
     compact = outcome.compact
     saved = outcome.bytes_without - outcome.bytes_with
@@ -157,6 +162,7 @@ def _print_outcome(outcome: CompactOutcome) -> None:
 
 def _print_status(status: CompactStatus) -> None:
     from lazy_memory.engine.index import index_line
+    from lazy_memory.engine.visible import visible_line, visible_text
 
     compact = status.compact
     if compact is None:
@@ -166,16 +172,19 @@ def _print_status(status: CompactStatus) -> None:
         )
         return
     model = f" ({compact.model})" if compact.model else ""
+    # The compact slot is stored text like any other: every part of it is made visible.
     print(
-        f"Compact generated {_when(compact.generated_at)} by {compact.generated_by} with "
-        f"{compact.generator}{model}."
+        visible_line(
+            f"Compact generated {_when(compact.generated_at)} by {compact.generated_by} with "
+            f"{compact.generator}{model}."
+        )
     )
     print(
         f"It covers {status.covered} records. Launches inject {status.bytes_with:,} bytes "
         f"with it, {status.bytes_without:,} without."
     )
     print()
-    print(compact.summary.rstrip("\n"))
+    print(visible_text(compact.summary.rstrip("\n")))
     print()
     if not status.written_since and not status.removed_since:
         print("Nothing is outstanding: every record is covered at its current revision.")
@@ -187,7 +196,7 @@ def _print_status(status: CompactStatus) -> None:
     if status.removed_since:
         print(f"Removed since the compact ({len(status.removed_since)}):")
         for name in status.removed_since:
-            print(f"- {name}")
+            print(f"- {visible_line(name)}")
 
 
 def _when(moment: datetime) -> str:

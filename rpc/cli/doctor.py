@@ -5,7 +5,13 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, Any
 
-from lazy_memory.rpc.cli.common import UsageError, cli_service, common_flags, print_json
+from lazy_memory.rpc.cli.common import (
+    UsageError,
+    cli_service,
+    common_flags,
+    print_json,
+    refuse_agent,
+)
 from lazy_memory.rpc.cli.importing import IMPORT_HINT, run_import
 
 if TYPE_CHECKING:
@@ -40,6 +46,8 @@ async def run_doctor(arguments: argparse.Namespace) -> int:
     """Diagnose the store and exit with the remedy's status; or import harness memory."""
     if arguments.yes and not arguments.import_memory:
         raise UsageError("--yes goes with --import-memory")
+    if arguments.import_memory:
+        refuse_agent("doctor --import-memory")
     from lazy_memory.adapters.config import load_settings
     from lazy_memory.adapters.launch_log import last_launches
 
@@ -53,8 +61,12 @@ async def run_doctor(arguments: argparse.Namespace) -> int:
     if arguments.json:
         print_json({**diagnosis.model_dump(mode="json"), "last_launch": last})
     else:
+        from lazy_memory.engine.visible import visible_line
+
         _print(diagnosis)
-        print(_last_launch(last, None if newest is None else (newest.name, newest.revision)))
+        # The launch log is a file anyone with the data directory can write: shown as stored text.
+        newest_record = None if newest is None else (newest.name, newest.revision)
+        print(visible_line(_last_launch(last, newest_record)))
     return EXIT_STATUSES[diagnosis.remedy]
 
 
@@ -82,6 +94,8 @@ def _last_launch(last: dict[str, Any] | None, newest: tuple[str, int] | None) ->
 
 
 def _print(diagnosis: Diagnosis) -> None:
+    from lazy_memory.engine.visible import visible_line
+
     margin = diagnosis.bytes - diagnosis.warn_bytes
     verdict = f"over by {margin:,}" if margin > 0 else f"{-margin:,} to spare"
     print(
@@ -100,16 +114,21 @@ def _print(diagnosis: Diagnosis) -> None:
             else f"{len(newer)} record(s) written and {len(removed)} removed since"
         )
         print(
-            f"Compact: {diagnosis.compact_generator}, generated {when}; {freshness} "
-            f"(the plain index would be {diagnosis.bytes_without_compact:,} bytes)."
+            f"Compact: {visible_line(diagnosis.compact_generator or '')}, generated {when}; "
+            f"{freshness} (the plain index would be {diagnosis.bytes_without_compact:,} bytes)."
         )
-    print(diagnosis.advice)
+    # Advice may quote the store's own words (why the compact cannot be read).
+    print(visible_line(diagnosis.advice))
     if diagnosis.hook is not None:
         print(f"Claude Code hook: {diagnosis.hook.advice}")
     if diagnosis.importable:
         count = len(diagnosis.importable)
         print(
             f"Harness memory: {count} record(s) in Claude Code's memory files have no lazy "
-            f"counterpart ({', '.join(diagnosis.importable[:5])}{', …' if count > 5 else ''}); "
-            f"{IMPORT_HINT}."
+            f"counterpart; {IMPORT_HINT}:"
         )
+        # One a line: a name may hold a comma.
+        for name in diagnosis.importable[:5]:
+            print(f"  {visible_line(name)}")
+        if count > 5:
+            print(f"  … and {count - 5} more")

@@ -5,12 +5,21 @@ from __future__ import annotations
 import argparse
 import sys
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lazy_memory.rpc.cli import compact, migrate
 from lazy_memory.rpc.cli.body import read_body
-from lazy_memory.rpc.cli.common import cli_service, common_flags, print_json
+from lazy_memory.rpc.cli.common import (
+    UsageError,
+    cli_service,
+    common_flags,
+    print_json,
+    refuse_agent,
+)
 from lazy_memory.rpc.cli.table import output_width, render
+
+if TYPE_CHECKING:
+    from lazy_memory.engine.records import HistoryEntry
 
 # Spelled out so that building the parser imports none of the engine's models (pydantic);
 # tests/unit/test_cli.py holds it equal to RecordType.
@@ -27,8 +36,17 @@ def add_commands(commands: Any) -> None:
     listing = subcommands.add_parser("list", parents=[parent], help="the index of live records")
     listing.set_defaults(run=list_records)
 
-    show = subcommands.add_parser("show", parents=[parent], help="one record in full")
+    show = subcommands.add_parser(
+        "show",
+        parents=[parent],
+        help="one record in full",
+        description="Print one record in full. Control, DEL and format characters in it are "
+        r"shown escaped (\x1b, \u202e); --raw prints the body alone, verbatim, for scripts.",
+    )
     show.add_argument("name")
+    show.add_argument(
+        "--raw", action="store_true", help="print only the body, exactly as stored (no header)"
+    )
     show.set_defaults(run=show_record)
 
     types = ", ".join(RECORD_TYPES)
@@ -69,7 +87,8 @@ def add_commands(commands: Any) -> None:
 
 async def list_records(arguments: argparse.Namespace) -> int:
     """Print the index: name, type and description of every live record."""
-    from lazy_memory.engine.index import collapse_whitespace
+    from lazy_memory.engine.index import shown_description
+    from lazy_memory.engine.visible import visible_line
 
     async with cli_service() as service:
         if arguments.json:
@@ -83,7 +102,7 @@ async def list_records(arguments: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 0
-    rows = [[e.name, e.type.value, collapse_whitespace(e.description)] for e in entries]
+    rows = [[visible_line(e.name), e.type.value, shown_description(e.description)] for e in entries]
     table = render(["NAME", "TYPE", "DESCRIPTION"], rows, output_width())
     print("\n".join(table.lines))
     if table.shortened:
@@ -95,24 +114,36 @@ async def list_records(arguments: argparse.Namespace) -> int:
 
 
 async def show_record(arguments: argparse.Namespace) -> int:
-    """Print one record in full, its description verbatim."""
+    """Print one record in full, stored text made visible; or, with --raw, its body verbatim."""
+    if arguments.raw and arguments.json:
+        raise UsageError("--raw and --json are two ways to print the record: give one")
     async with cli_service() as service:
         record = await service.recall(arguments.name)
     if arguments.json:
         print_json(record.model_dump(mode="json"))
         return 0
-    print(f"name:        {record.name}")
+    if arguments.raw:
+        # The stored bytes, whatever the terminal's encoding, with no newline added.
+        sys.stdout.flush()
+        sys.stdout.buffer.write(record.body.encode("utf-8"))
+        sys.stdout.buffer.flush()
+        return 0
+    from lazy_memory.engine.visible import visible_line, visible_text
+
+    print(f"name:        {visible_line(record.name)}")
     print(f"type:        {record.type.value}")
-    print(f"description: {record.description}")
+    print(f"description: {visible_line(record.description)}")
     print(f"revision:    {record.revision}")
-    print(f"updated:     {_utc(record.updated_at)} UTC by {record.updated_by}")
+    print(f"updated:     {_utc(record.updated_at)} UTC by {visible_line(str(record.updated_by))}")
     print()
-    print(record.body)
+    print(visible_text(record.body))
     return 0
 
 
 async def save_record(arguments: argparse.Namespace) -> int:
     """Create, update or revive a record as the person at the terminal."""
+    # Before the store is read and before $EDITOR opens on a body an agent could not save.
+    refuse_agent("memory save")
     async with cli_service() as service:
         current = await service.find(arguments.name)
         body = read_body(
@@ -128,28 +159,35 @@ async def save_record(arguments: argparse.Namespace) -> int:
     if arguments.json:
         print_json(record.model_dump(mode="json"))
     else:
+        from lazy_memory.engine.visible import visible_line
+
         verb = "updated" if current else "created" if record.revision == 1 else "revived"
-        print(f"{verb} {record.name} ({record.type.value}), revision {record.revision}")
+        name = visible_line(record.name)
+        print(f"{verb} {name} ({record.type.value}), revision {record.revision}")
     return 0
 
 
 async def remove_record(arguments: argparse.Namespace) -> int:
     """Tombstone a record; its history stays and a later save revives it."""
+    refuse_agent("memory rm")
     async with cli_service() as service:
         entry = await service.remove(arguments.name)
     if arguments.json:
         print_json(entry.model_dump(mode="json"))
     else:
+        from lazy_memory.engine.visible import visible_line
+
         print(
-            f"removed {entry.name} (revision {entry.revision}); its history stays, and "
-            "`lazy memory save` revives it"
+            f"removed {visible_line(entry.name)} (revision {entry.revision}); its history "
+            "stays, and `lazy memory save` revives it"
         )
     return 0
 
 
 async def show_history(arguments: argparse.Namespace) -> int:
     """Print every write, oldest first: when, what, which revision, and who."""
-    from lazy_memory.engine.index import collapse_whitespace
+    from lazy_memory.engine.index import shown_description
+    from lazy_memory.engine.visible import visible_line
 
     async with cli_service() as service:
         entries = await service.history(arguments.name)
@@ -162,17 +200,41 @@ async def show_history(arguments: argparse.Namespace) -> int:
     rows = [
         [
             _utc(entry.at),
-            entry.name,
+            visible_line(entry.name),
             str(entry.revision),
             entry.operation.value,
-            str(entry.actor),
-            collapse_whitespace(entry.description),
+            visible_line(str(entry.actor)),
+            shown_description(entry.description),
         ]
         for entry in entries
     ]
     header = ["WHEN (UTC)", "NAME", "REV", "OP", "WHO", "DESCRIPTION"]
     print("\n".join(render(header, rows, output_width()).lines))
+    if arguments.name is not None:
+        _print_provenance(entries)
     return 0
+
+
+def _print_provenance(entries: list[HistoryEntry]) -> None:
+    """Where each import of one record came from: kept in view however often it was edited."""
+    from lazy_memory.engine.names import shown_name
+    from lazy_memory.engine.records import Operation
+    from lazy_memory.engine.visible import visible_line
+
+    for entry in entries:
+        origin = entry.provenance
+        if entry.operation is not Operation.IMPORT or origin is None:
+            continue
+        facts = [f"from {visible_line(origin.source)}"]
+        if origin.original_name is not None:
+            facts.append(f"named {shown_name(origin.original_name)} in the file")
+        if origin.original_type is not None:
+            facts.append(f"typed {shown_name(origin.original_type)} in the file")
+        print(
+            f"\nRevision {entry.revision} was imported at {_utc(entry.at)} UTC "
+            + ", ".join(facts)
+            + "."
+        )
 
 
 def _utc(moment: datetime) -> str:

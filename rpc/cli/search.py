@@ -47,8 +47,9 @@ def add_commands(commands: Any) -> None:
 
 async def search_records(arguments: argparse.Namespace) -> int:
     """Print the hits of a query: an index line each, then its snippet, indented."""
-    from lazy_memory.engine.index import collapse_whitespace
+    from lazy_memory.engine.index import shown_description
     from lazy_memory.engine.search import MARK_END, MARK_START
+    from lazy_memory.engine.visible import visible_line
 
     query = " ".join(arguments.query)
     async with cli_service() as service:
@@ -61,10 +62,11 @@ async def search_records(arguments: argparse.Namespace) -> int:
         return 0
     colour = sys.stdout.isatty() and not os.environ.get("NO_COLOR")
     for hit in hits:
-        snippet = hit.snippet
+        # Made visible before the colour goes in: the only escape codes printed are lazy's own.
+        snippet = visible_line(hit.snippet)
         if colour:
             snippet = snippet.replace(MARK_START, _BOLD_RED).replace(MARK_END, _RESET)
-        print(f"{hit.name} ({hit.type.value}): {collapse_whitespace(hit.description)}")
+        print(f"{visible_line(hit.name)} ({hit.type.value}): {shown_description(hit.description)}")
         print(f"    {snippet}")
     return 0
 

@@ -2,6 +2,8 @@
 
 The core (engine/references.py) counts columns in code points; every range sent to a
 client goes through its document's position codec (UTF-16 unless negotiated otherwise).
+Every stored text an editor shows (labels, hints, tooltips, titles, symbols) is made visible
+(engine/visible.py); record_markdown does the same for hovers and read-only documents.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from lazy_memory.engine.references import (
     problem_message,
     record_markdown,
 )
+from lazy_memory.engine.visible import visible_line
 
 SHOW_COMMAND = "lazy-memory.show"
 """What running a code lens does: answer the record's document (a read; any client may)."""
@@ -68,24 +71,31 @@ def completion_items(
     completion: Completion,
     entries: list[IndexEntry],
 ) -> list[types.CompletionItem]:
-    """One item per record, replacing the partial name typed (and closing `[[` if needed)."""
+    """One item per record, replacing the partial name typed (and closing `[[` if needed).
+
+    The name inserted is the visible one too: a control or bidi character must never be typed
+    into a person's file for them (the name rule of #17 refuses such names for new saves).
+    """
     replaced = document.range_to_client_units(
         ServerTextRange(
             ServerTextPosition(line, completion.start), ServerTextPosition(line, character)
         )
     )
     closing = "]]" if completion.close else ""
-    return [
-        types.CompletionItem(
-            label=entry.name,
-            kind=types.CompletionItemKind.Reference,
-            detail=entry.type.value,
-            documentation=entry.description,
-            filter_text=entry.name,
-            text_edit=types.TextEdit(range=replaced, new_text=entry.name + closing),
+    items = []
+    for entry in entries:
+        name = visible_line(entry.name)
+        items.append(
+            types.CompletionItem(
+                label=name,
+                kind=types.CompletionItemKind.Reference,
+                detail=entry.type.value,
+                documentation=visible_line(entry.description),
+                filter_text=name,
+                text_edit=types.TextEdit(range=replaced, new_text=name + closing),
+            )
         )
-        for entry in entries
-    ]
+    return items
 
 
 def inlay_hint(document: TextDocument, reference: Reference, entry: IndexEntry) -> types.InlayHint:
@@ -93,8 +103,8 @@ def inlay_hint(document: TextDocument, reference: Reference, entry: IndexEntry) 
     position = document.position_to_client_units(ServerTextPosition(reference.line, reference.end))
     return types.InlayHint(
         position=position,
-        label=f"{entry.description}",
-        tooltip=f"{entry.name} ({entry.type.value}), revision {entry.revision}",
+        label=visible_line(entry.description),
+        tooltip=f"{visible_line(entry.name)} ({entry.type.value}), revision {entry.revision}",
         padding_left=True,
     )
 
@@ -104,7 +114,7 @@ def code_lens(document: TextDocument, reference: Reference, entry: IndexEntry) -
     return types.CodeLens(
         range=reference_range(document, reference),
         command=types.Command(
-            title=f"{entry.name}: {entry.description}",
+            title=f"{visible_line(entry.name)}: {visible_line(entry.description)}",
             command=SHOW_COMMAND,
             arguments=[{"uri": document_uri(entry.name)}],
         ),
@@ -129,14 +139,14 @@ def document_link(
     return types.DocumentLink(
         range=reference_range(document, reference, name_only=True),
         target=document_uri(entry.name),
-        tooltip=entry.description,
+        tooltip=visible_line(entry.description),
     )
 
 
 def symbol(entry: IndexEntry) -> types.SymbolInformation:
     """A record as a workspace symbol, located in its read-only document."""
     return types.SymbolInformation(
-        name=entry.name,
+        name=visible_line(entry.name),
         kind=_SYMBOL_KINDS[entry.type],
         location=types.Location(uri=document_uri(entry.name), range=_START),
         container_name=entry.type.value,

@@ -332,8 +332,16 @@ async def test_misbehaving_clients_never_disturb_a_working_one(
 
 
 async def test_a_client_that_never_reads_its_answers_is_dropped_alone(
-    start_daemon: StartDaemon, socket_directory: Path
+    start_daemon: StartDaemon,
+    socket_directory: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    # A project whose lazy.toml takes a 6 MB body: big answers are what this test needs.
+    project = tmp_path / "big-bodies"
+    (project / ".git").mkdir(parents=True)
+    (project / "lazy.toml").write_text(f"[memory]\nmax_body_bytes = {8 * 1024 * 1024}\n")
+    monkeypatch.chdir(project)
     token = add_token("builder")
     daemon = await start_daemon("--listen", f"unix:{socket_directory / 'engine.sock'}")
     steady = await daemon.client(token)

@@ -167,7 +167,7 @@ async def test_bad_saves_are_error_results_and_write_nothing(
 ) -> None:
     good = {"name": "good-name", "type": "project", "description": "d", "body": "b"}
     cases = [
-        ({"name": "Bad Name"}, "invalid name 'Bad Name'"),
+        ({"name": "Bad/Name"}, "invalid name 'Bad/Name'"),
         ({"description": "x" * 201}, "the description is 201 characters; the limit is 200"),
         ({"type": "opinion"}, "unknown type 'opinion': use one of user, feedback"),
     ]

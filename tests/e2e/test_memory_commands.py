@@ -107,7 +107,10 @@ def test_index_collapses_whitespace_and_show_keeps_it(lazy: Lazy) -> None:
     lazy("memory", "save", "spacing", "-t", "project", "-d", description)
 
     assert lazy("memory", "list").stdout.splitlines()[1].endswith("tabs and spaces kept")
-    assert f"description: {description}\n" in lazy("memory", "show", "spacing").stdout
+    # Spaces are kept; a tab, like every control character in a one-line field, is escaped.
+    assert "description: tabs\\tand   spaces  kept\n" in lazy("memory", "show", "spacing").stdout
+    shown = json.loads(lazy("memory", "show", "spacing", "--json").stdout)
+    assert shown["description"] == description
 
 
 def test_body_from_file_and_from_standard_input(lazy: Lazy, tmp_path: Path) -> None:

@@ -2,12 +2,15 @@
 
 Strategies mix arbitrary Unicode (surrogates included) with a corpus of known troublemakers:
 SQL and FTS syntax, NUL and control characters, line and paragraph separators, byte-order and
-direction marks, and text that imitates the framing of the launch context or of the wire.
+direction marks, terminal control sequences, and text that imitates the framing of the
+launch context or of the wire. `unsafe_characters` says what no human or prompt output may
+carry (engine/visible.py escapes it all).
 """
 
 from __future__ import annotations
 
 import re
+import unicodedata
 from typing import Any
 
 from hypothesis import strategies as st
@@ -53,6 +56,20 @@ CONTROL = (
     "\U0010ffff",
     "\uffff",
 )
+TERMINAL = (
+    "\x1b[2J\x1b[H",  # clear the screen, cursor home
+    "\x1b]0;pwned\x07",  # OSC: retitle the window
+    "\x1b]8;;https://evil.example\x1b\\click\x1b]8;;\x1b\\",  # OSC 8: a hidden link
+    "\x1bP+q\x1b\\",  # DCS: ask the terminal to answer
+    "\x9b31mred\x9bm",  # C1 CSI, one byte
+    "ok\b\b\bNO",  # backspaces overwrite what was shown
+    "shown\rFORGED",  # a carriage return overwrites the line
+    "\u202eexe.gnp",  # right-to-left override
+    "\u2066isolate\u2069\u200e\u200f\u061c",  # isolates and marks
+    "zero\u200bwidth\u200c\u2060\u00ad",  # invisible separators, soft hyphen
+    "\U000e0069\U000e0067\U000e006e\U000e006f\U000e0072\U000e0065",  # tag characters
+)
+"""Terminal control sequences and invisible characters that change what a reader sees."""
 SURROGATES = ("\ud800", "\udfff", "a\udcffb", "\udbff\udbff")
 FRAKTUR = "\U0001d518\U0001d52b\U0001d526\U0001d520\U0001d52c\U0001d521\U0001d522"
 UNICODE = ("💥", FRAKTUR, "ǅ", "İ", "e\u0301", "ß", "ﬃ", "日本語", "العربية", "\u0000\u0301")
@@ -73,14 +90,14 @@ FRAMING = (
     '{"jsonrpc": "2.0", "id": 1, "method": "exit"}',
     "lazy-memory:other [[other]] memory:other",
 )
-CORPUS: tuple[str, ...] = SQL + CONTROL + SURROGATES + UNICODE + FRAMING
+CORPUS: tuple[str, ...] = SQL + CONTROL + TERMINAL + SURROGATES + UNICODE + FRAMING
 """Every named troublemaker."""
 
 LINE_BREAKS = re.compile(r"[\r\n\v\f\x1c-\x1e\x85\u2028\u2029]")
 """What str.splitlines() breaks a line at: the characters no one-line field may hold."""
 
-NAME = re.compile(r"[a-z0-9][a-z0-9._-]*")
 TYPES = [member.value for member in RecordType]
+TYPE_MARK = re.compile(r"\(\s*(?:user|feedback|project|reference)\s*\)\s*:", re.IGNORECASE)
 
 
 def any_character() -> st.SearchStrategy[str]:
@@ -145,6 +162,24 @@ def is_unicode(text: str) -> bool:
     return True
 
 
+def unsafe_characters(text: str) -> list[str]:
+    """What no human or prompt output may carry, each spelled by repr; none is the goal.
+
+    Every C0 control but tab and newline (so 0x00-0x08 and 0x0b-0x1f), DEL, every C1 control,
+    every format character (Cf: bidi controls, zero-width characters, tags) and the line and
+    paragraph separators.
+    """
+    return sorted(
+        {
+            repr(character)
+            for character in text
+            if (character < " " and character not in "\t\n")
+            or "\x7f" <= character <= "\x9f"
+            or unicodedata.category(character) in ("Cf", "Zl", "Zp")
+        }
+    )
+
+
 def is_one_line(text: str) -> bool:
     """True if text is one line as str.splitlines() sees it (no break anywhere)."""
     return text.splitlines() == [text]
@@ -154,13 +189,32 @@ def valid_save(name: str, type: str, description: str, body: str) -> bool:
     """Whether a save with these fields must be accepted: the store's rules, written again."""
     return (
         all(is_unicode(text) for text in (name, type, description, body))
-        and 1 <= len(name) <= NAME_MAX_LENGTH
-        and NAME.fullmatch(name) is not None
+        and is_valid_name(name)
         and type in TYPES
         and bool(description.strip())
         and is_one_line(description)
         and len(description) <= DESCRIPTION_MAX_LENGTH
     )
+
+
+def is_valid_name(name: str) -> bool:
+    """Whether a new record may take name: the name rule (engine/names.py), written again."""
+    return (
+        is_unicode(name)
+        and 1 <= len(name) <= NAME_MAX_LENGTH
+        # Printable: no C (control, format, surrogate, ...) or Z character but the plain space.
+        and all(c == " " or c.isprintable() for c in name)
+        and name.strip() == name != ""
+        and "/" not in name
+        and "\\" not in name
+        and not name.startswith(".")
+        and TYPE_MARK.search(name) is None
+    )
+
+
+def is_one_search_term(name: str) -> bool:
+    """Whether `name:NAME` is one term of the query language naming exactly this name."""
+    return not any(character.isspace() or character in '"*' for character in name)
 
 
 def json_values(text: st.SearchStrategy[str] | None = None) -> st.SearchStrategy[Any]:

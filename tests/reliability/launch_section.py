@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 from lazy_memory.engine.context import EMPTY, PREAMBLE, REMOVED_SINCE, WRITTEN_SINCE
 from lazy_memory.engine.records import RecordType
+from lazy_memory.engine.visible import visible_line
 
 _TYPES = "|".join(member.value for member in RecordType)
 # The first ` (type): ` ends the name: a reader cannot know better, so no name may hold one.
@@ -89,8 +90,9 @@ def record_line(line: str) -> IndexLine:
 
 
 def shown(description: str) -> str:
-    """A description as its index line shows it: every whitespace run one space."""
-    return " ".join(description.split())
+    """A description as its index line shows it: every whitespace run one space, the rest
+    made visible (engine/visible.py)."""
+    return visible_line(" ".join(description.split()))
 
 
 def _lines(text: str) -> list[str]:

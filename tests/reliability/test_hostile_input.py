@@ -10,7 +10,8 @@ error, or is stored and comes back byte-identical, on sqlite, files and postgres
 Covered elsewhere, not repeated: malformed JSON, a body over 8 MiB, a header without
 Content-Length and a client that hangs up mid-message (tests/e2e/test_engine_stdio.py and
 test_daemon.py), the authoring rules one by one (tests/unit/test_records.py), punctuation and
-FTS syntax in queries (tests/unit/test_search.py).
+FTS syntax in queries (tests/unit/test_search.py), what every output shows of hostile text
+(test_hostile_output.py).
 """
 
 from __future__ import annotations
@@ -44,6 +45,7 @@ from lazy_memory.engine.search import (
     parse_query,
     tokenize,
 )
+from lazy_memory.engine.visible import visible_line, visible_text
 from lazy_memory.rpc.framing import MAX_MESSAGE_BYTES
 from lazy_memory.rpc.methods import METHODS
 from lazy_memory.rpc.storage_methods import STORAGE_METHODS
@@ -57,10 +59,12 @@ from tests.reliability.hostile_text import (
     TYPES,
     hostile_text,
     is_one_line,
+    is_one_search_term,
     is_unicode,
     json_values,
     one_line,
     storable_text,
+    unsafe_characters,
     valid_names,
     valid_save,
 )
@@ -497,6 +501,8 @@ def test_hostile_records_come_back_byte_identical_or_are_refused_typed(
         accepted += 1
         record = engine.request("lazy/memory/recall", {"name": name})["result"]["record"]
         assert {field: record[field] for field in params} == params
+        if not is_one_search_term(name):
+            return  # a name with a space or a quote is not one `name:` term of a query
         [hit] = engine.request("lazy/search", {"query": f"name:{name}"})["result"]["hits"]
         assert (hit["name"], hit["description"]) == (name, description)
         # An ASCII word between ASCII separators: around other characters SQLite's tokenizer
@@ -519,8 +525,8 @@ def test_hostile_records_come_back_byte_identical_or_are_refused_typed(
     )
 
 
-def test_a_5_mb_body_comes_back_byte_identical(
-    backend_engine: LiveEngine, scale: Scale, request: pytest.FixtureRequest
+def test_a_5_mb_body_is_refused_by_default_and_comes_back_byte_identical_when_allowed(
+    backend_engine: LiveEngine, scale: Scale, request: pytest.FixtureRequest, workspace: Path
 ) -> None:
     backend = request.node.callspec.params["backend_engine"]
     if backend != "sqlite" and not scale.full:
@@ -530,11 +536,28 @@ def test_a_5_mb_body_comes_back_byte_identical(
     params = {"name": "five-mb", "type": "project", "description": "big", "body": body}
     assert len(frame_bytes({"params": params})) < MAX_MESSAGE_BYTES
 
-    saved = backend_engine.request("lazy/memory/save", params)
+    refused = backend_engine.request("lazy/memory/save", params)
+    assert refused["error"]["code"] == -32011, refused
+    assert "the limit is 65,536 bytes" in refused["error"]["message"]
 
-    assert "result" in saved, saved
-    recalled = backend_engine.request("lazy/memory/recall", {"name": "five-mb"})
-    assert recalled["result"]["record"]["body"] == body
+    # A project that raises [memory] max_body_bytes stores it, and gives it back whole.
+    project = workspace / f"{backend}-big-bodies"
+    (project / ".git").mkdir(parents=True)
+    (project / "lazy.toml").write_text(f"[memory]\nmax_body_bytes = {6 * 1024 * 1024}\n")
+    environment = process_environment(
+        workspace,
+        workspace / f"{backend}-big-data",
+        LAZY_ACTOR="fuzzer",
+        **backend_environment(backend, request),
+    )
+    engine = LiveEngine(environment, workspace / f"{backend}-big-engine.log", cwd=project)
+    try:
+        saved = engine.request("lazy/memory/save", params)
+        assert "result" in saved, saved
+        recalled = engine.request("lazy/memory/recall", {"name": "five-mb"})
+        assert recalled["result"]["record"]["body"] == body
+    finally:
+        engine.close()
     assert backend_engine.serving()
 
 
@@ -644,6 +667,7 @@ def test_every_tool_call_gets_a_result_or_an_error_result_and_the_server_keeps_s
     mcp_server: LiveMcp, workspace: Path, scale: Scale, figures: Figures
 ) -> None:
     tried = accepted = 0
+    stored: dict[str, list[str]] = {}
 
     @run_settings(scale, 40, 1_000)
     @given(TOOL_CALLS)
@@ -662,17 +686,22 @@ def test_every_tool_call_gets_a_result_or_an_error_result_and_the_server_keeps_s
         result = mcp_server.call(lambda session: session.call_tool(tool, arguments))
         assert isinstance(result.is_error, bool)
         assert result.content, "every answer carries text for the model"
+        assert unsafe_characters(json.dumps(result.model_dump(), ensure_ascii=False)) == []
         fields = [arguments.get(key) for key in ("name", "type", "description", "body")]
         fields = json.loads(json.dumps(fields))
         if tool == "lazy_memory_save" and all(isinstance(value, str) for value in fields):
             if valid_save(*fields):
                 assert not result.is_error, result
                 accepted += 1
+                stored[fields[0]] = fields
                 recalled = mcp_server.call(
                     lambda session: session.call_tool("lazy_memory_recall", {"name": fields[0]})
                 )
+                # What the model reads is made visible; the store keeps the bytes (below).
                 record = recalled.structured_content
-                assert [record[k] for k in ("name", "type", "description", "body")] == fields
+                name, type, description, body = fields
+                shown = [visible_line(name), type, visible_line(description), visible_text(body)]
+                assert [record[k] for k in ("name", "type", "description", "body")] == shown
             else:
                 assert result.is_error, result
         elif tool == "lazy_nothing":
@@ -689,6 +718,18 @@ def test_every_tool_call_gets_a_result_or_an_error_result_and_the_server_keeps_s
         check=True,
     )
     assert len(json.loads(listed.stdout)) == accepted, "a refused save wrote something"
+    records = subprocess.run(
+        [*LAZY, "memory", "list", "--json"],
+        env=process_environment(workspace, workspace / "mcp-data"),
+        cwd=workspace / "project",
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    fields = ("name", "type", "description", "body")
+    kept = {r["name"]: [r[k] for k in fields] for r in json.loads(records.stdout)}
+    assert kept == stored, "an MCP save did not keep its text byte-identical"
     figures.add(HEADING, f"MCP server: {tried} generated tool calls, 0 crashes, {accepted} saves")
 
 
@@ -767,8 +808,9 @@ def test_garbage_on_the_mcp_wire_never_stops_the_server(workspace: Path, tmp_pat
     reading.join(timeout=30)
     for line in lines:
         assert json.loads(line)["jsonrpc"] == "2.0", "stdout carries only protocol messages"
-    big = answered(903)
-    assert big["result"]["isError"] is False, big
+    big = answered(903)  # 5 MB with bytes that are not UTF-8: read, and refused by the limit
+    assert big["result"]["isError"] is True, big
+    assert "the limit is 65,536 bytes" in big["result"]["content"][0]["text"]
     # A request the SDK cannot read is answered all the same, with its id: the client does
     # not wait forever (rpc/mcp_tools.py answers what the SDK's transport would drop).
     assert answered(900)["error"]["code"] == -32700  # a lone surrogate escape
