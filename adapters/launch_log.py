@@ -4,7 +4,8 @@ One JSON line per launch in `<data dir>/launches.jsonl`: when, which channel (th
 the launcher), the role, the size, how many records were listed of how many, and the newest
 record with whether it was listed. Writing it never fails, never slows a launch and never
 creates anything: no data directory (a store not made yet), or one that cannot be written
-(a read-only store, an agent's read-only mount), and the launch simply goes unlogged.
+(a read-only store, an agent's read-only mount), and the launch simply goes unlogged. An
+agent's own process never logs: agents write nothing.
 """
 
 from __future__ import annotations
@@ -23,7 +24,12 @@ logger = logging.getLogger(__name__)
 
 
 def record_launch(data_dir: Path, channel: str, delivery: dict[str, Any]) -> None:
-    """Append one launch to the log, if the data directory exists and can be written."""
+    """Append one launch to the log, if the data directory exists and can be written.
+
+    An agent's process (LAZY_TASK_ID set) writes nothing anywhere, this log included.
+    """
+    if "LAZY_TASK_ID" in os.environ:
+        return
     entry = {
         "at": datetime.now(UTC).isoformat(timespec="seconds"),
         "channel": channel,

@@ -11,7 +11,9 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import hmac
+import os
 import secrets
+import stat
 from collections.abc import Iterator
 from datetime import datetime
 from enum import StrEnum
@@ -34,6 +36,8 @@ SECRET_PREFIX = "lzm_"
 ID_PREFIX = "tok_"
 NAME_MAX_LENGTH = 100
 _PRIVATE = 0o600
+_PRIVATE_DIRECTORY = 0o700
+_WRITABLE_BY_OTHERS = stat.S_IWGRP | stat.S_IWOTH
 
 
 class TokenRole(StrEnum):
@@ -138,6 +142,24 @@ class TokenStore:
                 found = token
         return None if found is None else found.public()
 
+    def require_private(self) -> None:
+        """Refuse (InvalidConfig) a data directory or token file that another user can write.
+
+        Whoever can write either can plant a token or change the store behind the daemon, so
+        its tokens would guard nothing: the daemon checks this before it listens. A missing
+        data directory is created private.
+        """
+        directory = self.path.parent
+        try:
+            directory.mkdir(mode=_PRIVATE_DIRECTORY, parents=True, exist_ok=True)
+            _require_private(directory, "the data directory", "chmod 700")
+            if self.path.exists():
+                _require_private(self.path, "the token file", "chmod 600")
+        except OSError as error:
+            raise StorageUnavailable(
+                f"cannot check the permissions of {error.filename or directory}: {error.strerror}"
+            ) from None
+
     def _load(self) -> list[_StoredToken]:
         try:
             raw = self.path.read_bytes()
@@ -172,7 +194,7 @@ class TokenStore:
         """Hold the store's lock, so two token commands at once cannot lose a change."""
         with contextlib.ExitStack() as stack:
             try:
-                self.path.parent.mkdir(parents=True, exist_ok=True)
+                self.path.parent.mkdir(mode=_PRIVATE_DIRECTORY, parents=True, exist_ok=True)
                 stack.enter_context(exclusive_lock(self._lock, _PRIVATE))
             except OSError as error:
                 raise StorageUnavailable(
@@ -184,6 +206,25 @@ class TokenStore:
     def list(self) -> list[TokenInfo]:
         """Every token, oldest first, without digests."""
         return [token.public() for token in self._load()]
+
+
+def _require_private(path: Path, what: str, fix: str) -> None:
+    """InvalidConfig, in one line with the path, its mode and the fix, unless path is private."""
+    info = path.stat()
+    mode = stat.S_IMODE(info.st_mode)
+    if mode & _WRITABLE_BY_OTHERS:
+        raise InvalidConfig(
+            f"{what} {path} is writable by its group or others (mode {mode:04o}), so they "
+            f"could plant a token or change the store: run `{fix} {path}`"
+        )
+    # Root owning it is fine (a root-made directory given to the daemon's user); anyone else
+    # could chmod it at will.
+    if info.st_uid not in (os.getuid(), 0):
+        raise InvalidConfig(
+            f"{what} {path} (mode {mode:04o}) belongs to uid {info.st_uid}, not to this user "
+            f"(uid {os.getuid()}), who could make it writable at will: run the daemon as its "
+            f"owner, or `chown {os.getuid()} {path}` and `{fix} {path}`"
+        )
 
 
 def _role(value: TokenRole | str) -> TokenRole:

@@ -10,7 +10,7 @@ UNNAMED_BUILDER = "unnamed-builder"
 
 
 def builder_identity(settings: Settings) -> Identity:
-    """A builder named by LAZY_ACTOR (else its task id); an agent when LAZY_TASK_ID is set.
+    """A builder named by LAZY_ACTOR (else its task id); an agent if LAZY_TASK_ID is set at all.
 
     Requests never change it: whatever a request carries, this is who the session is.
     """

@@ -13,6 +13,7 @@ from pydantic import BaseModel, Field
 
 from lazy_memory.engine.compact import Compact, Watermark
 from lazy_memory.engine.index import IndexEntry
+from lazy_memory.engine.names import check_writable_name
 from lazy_memory.engine.ports import Storage
 from lazy_memory.engine.records import (
     Actor,
@@ -169,6 +170,9 @@ async def _get_record(storage: Storage, params: NameParams) -> Record:
 
 
 async def _save_record(storage: Storage, params: SaveRecordParams) -> Record:
+    # A peer writes past the service, so the name rule is applied here too: a name the
+    # store does not hold yet must obey it (engine/names.py).
+    await check_writable_name(params.content.name, storage)
     return await storage.save_record(
         params.content,
         actor=params.actor,
@@ -231,3 +235,13 @@ STORAGE_METHODS: dict[str, Method[Storage, Any, Any]] = {
     )
 }
 """Every storage method a trusted peer may call, by name."""
+
+STORAGE_WRITES = frozenset(
+    {
+        "lazy/storage/save_record",
+        "lazy/storage/remove_record",
+        "lazy/storage/put_compact",
+        "lazy/storage/clear_compact",
+    }
+)
+"""The storage methods that write: only a trusted peer may call them, never an agent."""

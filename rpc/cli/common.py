@@ -12,7 +12,8 @@ from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING
 
 from lazy_memory.adapters import open_service
-from lazy_memory.adapters.config import load_settings
+from lazy_memory.adapters.config import load_settings, task_id_from
+from lazy_memory.engine.errors import PermissionDenied
 
 if TYPE_CHECKING:
     from lazy_memory.engine.identity import Identity
@@ -35,7 +36,7 @@ def common_flags() -> argparse.ArgumentParser:
 
 
 def human_identity(task_id: str | None) -> Identity:
-    """The CLI's identity: the OS user, or an agent when LAZY_TASK_ID says it runs in one."""
+    """The CLI's identity: the OS user; an agent for any task id that is not None, even ''."""
     # The engine's models are imported on the run path only: building the parser needs none.
     from lazy_memory.engine.identity import Identity
     from lazy_memory.engine.records import Actor, ActorKind
@@ -45,6 +46,23 @@ def human_identity(task_id: str | None) -> Identity:
     except (KeyError, OSError):
         user = f"uid-{os.getuid()}"
     return Identity(actor=Actor(kind=ActorKind.HUMAN, detail=user), task_id=task_id)
+
+
+def refuse_agent(command: str) -> None:
+    """Refuse a command that writes to an agent session, before anything is opened or written.
+
+    The service refuses agents too, but only once the store is open; a command that writes
+    outside it (lazy.toml, tokens, a migration's target) or prompts first is stopped here.
+    """
+    task_id = task_id_from(os.environ)
+    if task_id is None:
+        return
+    from lazy_memory.engine.identity import agent_name
+
+    raise PermissionDenied(
+        "this is an agent session (LAZY_TASK_ID is set) and agents are read-only: "
+        f"`lazy {command}` was refused for {agent_name(task_id)}; nothing was written"
+    )
 
 
 @asynccontextmanager

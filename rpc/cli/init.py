@@ -4,14 +4,12 @@ Claude Code (`--claude-code`, undone by `--remove`)."""
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lazy_memory.adapters.config import CONFIG_FILE, find_root, load_settings
-from lazy_memory.engine.errors import PermissionDenied
-from lazy_memory.rpc.cli.common import UsageError, cli_service, common_flags
+from lazy_memory.rpc.cli.common import UsageError, cli_service, common_flags, refuse_agent
 from lazy_memory.rpc.cli.importing import IMPORT_HINT, confirm, print_preview, run_import
 
 if TYPE_CHECKING:
@@ -80,10 +78,7 @@ def add_commands(commands: Any) -> None:
 async def run_init(arguments: argparse.Namespace) -> int:
     """Write lazy.toml (never over one), open the store, offer the import, wire Claude Code."""
     # An agent's LAZY_TASK_ID, set even if empty, makes it read-only: refused before any write.
-    if "LAZY_TASK_ID" in os.environ:
-        raise PermissionDenied(
-            "an agent session (LAZY_TASK_ID is set) may not run `lazy init`; nothing was written"
-        )
+    refuse_agent("init")
     if (arguments.remove or arguments.auto_memory_off) and not arguments.claude_code:
         flag = "--remove" if arguments.remove else "--auto-memory-off"
         raise UsageError(f"{flag} goes with --claude-code: `lazy init --claude-code {flag}`")
@@ -150,4 +145,5 @@ async def _offer_import(service: MemoryService, answers: Answers, report: Report
         if not confirm(f"\nImport these {count} records now? [y/N] "):
             report.say(f"Nothing imported; {IMPORT_HINT}.")
             return
-    await run_import(service, yes=True, as_json=False)
+    # The preview is printed once: above, when it was asked about.
+    await run_import(service, yes=True, as_json=False, previewed=not answers.yes)

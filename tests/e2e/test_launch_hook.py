@@ -184,7 +184,8 @@ def test_each_launch_is_logged_where_the_store_can_be_written(lazy: Lazy, data_d
     lazy("memory", "save", "deploy", "-t", "project", "-d", "How we deploy", "--body", "b")
 
     hook(lazy)
-    hook(lazy, {"LAZY_TASK_ID": "t-1"})
+    hook(lazy, {"LAZY_TASK_ID": "t-1"})  # an agent writes nothing, not even this log
+    hook(lazy, {"LAZY_ROLE": "agent"})
 
     lines = (data_dir / "launches.jsonl").read_text(encoding="utf-8").splitlines()
     launches = [json.loads(line) for line in lines]

@@ -40,16 +40,33 @@ async def test_a_daemon_that_is_down_is_one_clear_error(tmp_path: Path) -> None:
         await RemoteStorage.open(f"unix:{tmp_path / 'nobody.sock'}", "lzm_x", None)
 
 
-@pytest.mark.parametrize("role", ["builder", "human", "agent"])
+@pytest.mark.parametrize("role", ["builder", "human"])
 async def test_only_an_engine_token_may_use_the_storage_methods(tmp_path: Path, role: str) -> None:
     data = tmp_path / "daemon-data"
-    token = add_token(data, role, task="t1" if role == "agent" else None)
+    token = add_token(data, role)
     with running_daemon(data, f"unix:{tmp_path / 'd.sock'}") as daemon:
         storage = await RemoteStorage.open(daemon.address, token, None)
         with pytest.raises(PermissionDenied, match="needs an engine token"):
             await storage.list_records()
         with pytest.raises(PermissionDenied, match="needs an engine token"):
             await storage.save_record(NOTE, actor=ACTOR, at=datetime.now(UTC))
+        await storage.aclose()
+
+
+async def test_an_agent_token_may_only_read_through_the_storage_methods(tmp_path: Path) -> None:
+    data = tmp_path / "daemon-data"
+    writer = add_token(data, "engine")
+    agent = add_token(data, "agent", task="t1")
+    with running_daemon(data, f"unix:{tmp_path / 'd.sock'}") as daemon:
+        storage = await RemoteStorage.open(daemon.address, writer, None)
+        await storage.save_record(NOTE, actor=ACTOR, at=datetime.now(UTC))
+        await storage.aclose()
+        storage = await RemoteStorage.open(daemon.address, agent, None)
+        assert [record.name for record in await storage.list_records()] == ["note"]
+        with pytest.raises(PermissionDenied, match="agent tokens are read-only"):
+            await storage.save_record(NOTE, actor=ACTOR, at=datetime.now(UTC))
+        with pytest.raises(PermissionDenied, match="agent tokens are read-only"):
+            await storage.clear_compact()
         await storage.aclose()
 
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 import pytest
 
+from tests.reliability.boundary_scene import scene  # noqa: F401
 from tests.reliability.engines import spawn_engine  # noqa: F401
 
 FULL = os.environ.get("LAZY_RELIABILITY", "").strip().lower() == "full"

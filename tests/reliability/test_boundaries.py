@@ -1,20 +1,17 @@
 """The boundaries of the store (issue #11, part 4): who may write, who may talk, what is read.
 
-- An agent (LAZY_TASK_ID, or an agent token on the daemon) writes nothing through any way in:
-  every method of the method tables, every command the engine advertises, every CLI command
-  and every MCP tool is called with arguments that do write for a builder (each is checked to),
-  and the store is unchanged afterwards.
 - A daemon answers nothing but errors to a connection without a valid token, even to
   requests pipelined behind a refused initialize.
 - Tokens: digests only, nowhere a secret, mode 0600, compared with hmac.compare_digest.
 - The importer reads nothing outside the directories it scans, whatever links point where.
 - No record's content changes how the launch context is framed.
 
-Covered elsewhere, not repeated: an agent's save and rm one by one over the engine, MCP, the
-CLI and the daemon (tests/e2e), a revoked token refused from the next connection on and bad
-tokens of each JSON type refused then closed (tests/e2e/test_daemon.py), each kind of link
-the reader meets (tests/unit/test_harness.py), TokenStore.verify's constant-time comparison
-and the token file's mode under any umask (tests/unit/test_tokens.py).
+Covered elsewhere, not repeated: that an agent writes nothing through any way in, byte for
+byte (tests/reliability/test_agent_write_paths.py), an agent's save and rm one by one over
+the engine, MCP, the CLI and the daemon (tests/e2e), a revoked token refused from the next
+connection on and bad tokens of each JSON type refused then closed (tests/e2e/test_daemon.py),
+each kind of link the reader meets (tests/unit/test_harness.py), TokenStore.verify's
+constant-time comparison and the token file's mode under any umask (tests/unit/test_tokens.py).
 """
 
 from __future__ import annotations
@@ -23,13 +20,9 @@ import ast
 import asyncio
 import inspect
 import json
-import os
 import stat
 import subprocess
 import tempfile
-from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -39,13 +32,11 @@ from hypothesis import strategies as st
 
 from lazy_memory.adapters import tokens as tokens_module
 from lazy_memory.adapters.clock import SystemClock
-from lazy_memory.adapters.harness import slug
 from lazy_memory.adapters.sqlite import SqliteStorage
 from lazy_memory.adapters.tokens import TokenStore, digest
 from lazy_memory.engine.compaction import Mode
 from lazy_memory.engine.context import Role
 from lazy_memory.engine.errors import CompactRejected, InvalidRecord, PermissionDenied
-from lazy_memory.engine.identity import Identity
 from lazy_memory.engine.records import (
     Actor,
     ActorKind,
@@ -55,11 +46,8 @@ from lazy_memory.engine.records import (
 )
 from lazy_memory.engine.service import MemoryService
 from lazy_memory.rpc import daemon as daemon_module
-from lazy_memory.rpc.cli import build_parser
-from lazy_memory.rpc.methods import METHODS
-from lazy_memory.rpc.storage_methods import STORAGE_METHODS
-from tests.daemon import Daemon, add_token, running_daemon
-from tests.e2e.jsonrpc import RawClient
+from tests.daemon import add_token, running_daemon
+from tests.reliability.boundary_scene import SEEDER, Scene, lazy, store_state
 from tests.reliability.conftest import Figures, Scale
 from tests.reliability.hostile_text import (
     FRAMING,
@@ -76,303 +64,20 @@ from tests.reliability.launch_section import (
     parse_plain,
     shown,
 )
-from tests.reliability.live_engine import LAZY, LiveMcp
-from tests.reliability.stores import Snapshot, snapshot
+from tests.reliability.live_engine import LAZY
 from tests.reliability.write_paths import (
-    CLI_ELSEWHERE,
-    CLI_READS,
-    CLI_REFUSED,
-    CLI_WRITES,
-    COMMAND_READS,
-    COMMAND_WRITES,
-    MCP_READS,
-    MCP_WRITES,
-    READS,
-    SEED_DESCRIPTION,
-    SEEDED,
-    WRITES,
-    cli_commands,
+    PERMISSION_DENIED,
+    call,
+    connect,
+    error_code,
+    every_call,
     method_calls,
+    writes,
 )
 
 HEADING = "boundaries"
-SEEDER = Identity(actor=Actor(kind=ActorKind.BUILDER, detail="seeder"))
 SENTINEL = "SENTINEL-outside-7f3a91"
 """Content that lives only outside the scanned directories: it must never reach the store."""
-
-
-@dataclass(frozen=True)
-class Scene:
-    """A project with a seeded store, a harness memory file to import, and a folder outside."""
-
-    project: Path
-    data_dir: Path
-    memory: Path
-    outside: Path
-
-    def state(self) -> Snapshot:
-        """What the store holds now."""
-        return asyncio.run(store_state(self.data_dir))
-
-
-async def store_state(data_dir: Path) -> Snapshot:
-    """What the sqlite store in data_dir holds now, read by a process of its own."""
-    storage = await SqliteStorage.open(data_dir / "memory.db")
-    try:
-        return await snapshot(storage)
-    finally:
-        await storage.aclose()
-
-
-async def seed(data_dir: Path) -> None:
-    """Twelve records and a compact of them, written by a builder."""
-    storage = await SqliteStorage.open(data_dir / "memory.db")
-    try:
-        service = MemoryService(storage, SEEDER, SystemClock())
-        for name in SEEDED:
-            await service.save(
-                name, type="project", description=SEED_DESCRIPTION + name, body=f"about {name}"
-            )
-        await service.compact(Mode.MECHANICAL)
-    finally:
-        await storage.aclose()
-
-
-@pytest.fixture
-def scene(tmp_path: Path, isolated_environment: Path, monkeypatch: pytest.MonkeyPatch) -> Scene:
-    """The seeded store in LAZY_DATA; `lazy` processes started now run in the project."""
-    project = tmp_path / "project"
-    (project / ".git").mkdir(parents=True)
-    config = tmp_path / "claude"
-    memory = config / "projects" / slug(project.resolve()) / "memory"
-    memory.mkdir(parents=True)
-    (memory / "harness-note.md").write_text(
-        "---\nname: harness-note\ndescription: from the harness\ntype: project\n---\nbody\n"
-    )
-    outside = tmp_path / "outside"
-    outside.mkdir()
-    for variable, value in {
-        "HOME": str(tmp_path / "home"),
-        "CLAUDE_CONFIG_DIR": str(config),
-        "LAZY_STORAGE": "sqlite",
-        "LAZY_OFFLINE": "1",
-        "ANTHROPIC_API_KEY": "",
-    }.items():
-        monkeypatch.setenv(variable, value)
-    monkeypatch.chdir(project)
-    asyncio.run(seed(isolated_environment))
-    return Scene(project, isolated_environment, memory, outside)
-
-
-def lazy(*arguments: str, **environment: str) -> subprocess.CompletedProcess[str]:
-    """Run `lazy ARGS...` in the current folder with extra environment."""
-    return subprocess.run(
-        [*LAZY, *arguments],
-        env={**os.environ, **environment},
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-
-
-def error_code(answer: dict[str, Any]) -> int | None:
-    """The error code of a response, None for a result."""
-    return answer["error"]["code"] if "error" in answer else None
-
-
-# Every way in is listed, and listed once.
-
-
-def test_every_method_and_cli_command_is_listed_as_a_write_or_a_read() -> None:
-    methods = {*METHODS, *STORAGE_METHODS}
-    listed = {*WRITES, *READS}
-
-    assert not set(WRITES) & set(READS)
-    assert methods - listed == set(), "a new method: list it in write_paths.WRITES or READS"
-    assert listed - methods == set(), "a method in write_paths that the tables no longer have"
-    commands = cli_commands(build_parser())
-    cli_listed = {*CLI_WRITES, *CLI_REFUSED, *CLI_READS, *CLI_ELSEWHERE}
-    assert commands - cli_listed == set(), "a new CLI command: list it in write_paths"
-    assert cli_listed - commands == set()
-
-
-# The write gate, over each way in.
-
-PERMISSION_DENIED = -32013
-
-
-async def call(client: RawClient, method: str, params: Any) -> dict[str, Any]:
-    """One request; for a command (`lazy-memory.*`), workspace/executeCommand with params."""
-    if method.startswith("lazy-memory."):
-        return await client.request(
-            "workspace/executeCommand", {"command": method, "arguments": params}
-        )
-    return await client.request(method, params)
-
-
-def every_call() -> list[tuple[str, Any]]:
-    """Every method and command with its arguments, the writes first."""
-    commands = [
-        (command, arguments)
-        for table in (COMMAND_WRITES, COMMAND_READS)
-        for command, calls in table.items()
-        for arguments in calls
-    ]
-    return [*method_calls(), *commands]
-
-
-def writes(method: str) -> bool:
-    """Whether the method or command is one that writes."""
-    return method in WRITES or method in COMMAND_WRITES
-
-
-def advertised(initialized: dict[str, Any]) -> set[str]:
-    """The commands the engine says it runs, from its initialize result."""
-    provider = initialized["result"]["capabilities"].get("executeCommandProvider") or {}
-    return set(provider.get("commands", []))
-
-
-async def check_agent_writes_nothing(
-    agent: RawClient, initialized: dict[str, Any], data_dir: Path
-) -> int:
-    """Call every method and command as the agent; the number of calls made."""
-    assert advertised(initialized) == {*COMMAND_WRITES, *COMMAND_READS}, (
-        "a new command: list it in write_paths.COMMAND_WRITES or COMMAND_READS"
-    )
-    before = await store_state(data_dir)
-    calls = every_call()
-    for method, params in calls:
-        answer = await call(agent, method, params)
-        if writes(method) or method in STORAGE_METHODS:
-            assert error_code(answer) == PERMISSION_DENIED, (method, params, answer)
-            assert answer["error"]["data"] == {"type": "PermissionDenied"}
-        else:
-            assert "result" in answer, (method, params, answer)
-    assert await store_state(data_dir) == before
-    return len(calls)
-
-
-async def check_each_write_writes(
-    client: RawClient, data_dir: Path, only: Callable[[str], bool]
-) -> None:
-    """Each listed write, made by a session that may write, changes the store."""
-    for method, params in every_call():
-        if not (writes(method) and only(method)):
-            continue
-        before = await store_state(data_dir)
-        answer = await call(client, method, params)
-        assert "result" in answer, (method, params, answer)
-        assert await store_state(data_dir) != before, f"{method} {params} wrote nothing"
-
-
-async def test_an_agent_engine_writes_nothing_through_any_method_or_command(
-    scene: Scene, tmp_path: Path, figures: Figures
-) -> None:
-    agent = await RawClient.spawn(
-        ["engine"], {**os.environ, "LAZY_TASK_ID": "task-7"}, tmp_path / "agent.log"
-    )
-    calls = await check_agent_writes_nothing(agent, await agent.initialize(), scene.data_dir)
-    assert await agent.close() == 0
-
-    builder = await RawClient.spawn(
-        ["engine"], {**os.environ, "LAZY_ACTOR": "b1"}, tmp_path / "builder.log"
-    )
-    await builder.initialize()
-    # Over stdio nobody has the storage methods: those are checked on the daemon.
-    await check_each_write_writes(builder, scene.data_dir, lambda m: m not in STORAGE_METHODS)
-    assert await builder.close() == 0
-    figures.add(HEADING, f"stdio engine, as an agent: {calls} calls, 0 writes")
-
-
-async def test_an_agent_token_writes_nothing_through_the_daemon(
-    scene: Scene, figures: Figures
-) -> None:
-    agent_token = add_token(scene.data_dir, "agent", "helper", task="task-8")
-    builder_token = add_token(scene.data_dir, "builder", "b2")
-    engine_token = add_token(scene.data_dir, "engine", "laptop")
-    directory = Path(tempfile.mkdtemp(prefix="lzb-"))
-    with running_daemon(scene.data_dir, f"unix:{directory / 's'}") as daemon:
-        agent = await connect(daemon)
-        calls = await check_agent_writes_nothing(
-            agent, await agent.initialize({"token": agent_token}), scene.data_dir
-        )
-        builder = await connect(daemon)
-        await builder.initialize({"token": builder_token})
-        await check_each_write_writes(builder, scene.data_dir, lambda m: m not in STORAGE_METHODS)
-        engine = await connect(daemon)
-        await engine.initialize({"token": engine_token})
-        await check_each_write_writes(engine, scene.data_dir, lambda m: m in STORAGE_METHODS)
-        for client in (agent, builder, engine):
-            await client.close()
-        assert daemon.stop() == 0
-    figures.add(HEADING, f"daemon, agent token: {calls} calls, 0 writes")
-
-
-async def connect(daemon: Daemon) -> RawClient:
-    """A raw client on a new connection to a unix-socket daemon."""
-    reader, writer = await asyncio.open_unix_connection(daemon.address.removeprefix("unix:"))
-    return RawClient(reader, writer)
-
-
-def test_an_agent_writes_nothing_through_any_cli_command(scene: Scene, figures: Figures) -> None:
-    target = scene.outside / "migrated"
-
-    def argv(arguments: list[str]) -> list[str]:
-        return [argument.replace("{target}", str(target)) for argument in arguments]
-
-    tables = (CLI_WRITES, CLI_REFUSED, CLI_READS)
-    agent_runs = [argv(a) for table in tables for runs in table.values() for a in runs]
-    before = scene.state()
-    with ThreadPoolExecutor(max_workers=4) as pool:
-        finished = list(pool.map(lambda a: lazy(*a, LAZY_TASK_ID="task-9"), agent_runs))
-    refused = {tuple(argv(a)) for table in tables[:2] for runs in table.values() for a in runs}
-    for arguments, done in zip(agent_runs, finished, strict=True):
-        if tuple(arguments) in refused:
-            assert done.returncode == 6, (arguments, done.stderr)
-            assert done.stderr.count("\n") == 1
-            assert "read-only" in done.stderr
-        else:
-            assert done.returncode == 0, (arguments, done.stderr)
-    assert scene.state() == before
-    assert not list(target.rglob("memory-history.json")), "migrate copied the store"
-
-    # The same commands, run by a person, do write: the arguments above are real writes.
-    for runs in CLI_WRITES.values():
-        for arguments in runs:
-            before_run = scene.state()
-            done = lazy(*argv(arguments))
-            assert done.returncode == 0, (arguments, done.stderr)
-            changed = (target / "memory-history.json").exists() or scene.state() != before_run
-            assert changed, f"lazy {' '.join(arguments)} wrote nothing"
-    figures.add(HEADING, f"CLI, as an agent: {len(agent_runs)} commands, 0 writes")
-
-
-def test_an_agent_writes_nothing_through_any_mcp_tool(
-    scene: Scene, tmp_path: Path, figures: Figures
-) -> None:
-    before = scene.state()
-    server = LiveMcp(
-        {**os.environ, "LAZY_TASK_ID": "task-10"}, tmp_path / "mcp.log", cwd=scene.project
-    )
-    try:
-        tools = server.call(lambda session: session.list_tools())
-        assert {tool.name for tool in tools.tools} == {*MCP_WRITES, *MCP_READS}, (
-            "a new MCP tool: list it in write_paths.MCP_WRITES or MCP_READS"
-        )
-        calls = 0
-        for table, refused in ((MCP_WRITES, True), (MCP_READS, False)):
-            for tool, runs in table.items():
-                for arguments in runs:
-                    calls += 1
-                    result = server.call(
-                        lambda session, t=tool, a=arguments: session.call_tool(t, a)
-                    )
-                    assert result.is_error is refused, (tool, arguments, result)
-    finally:
-        server.close()
-    assert scene.state() == before
-    figures.add(HEADING, f"MCP server, as an agent: {calls} tool calls, 0 writes")
 
 
 # A daemon answers nothing but errors without a valid token.

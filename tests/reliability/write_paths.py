@@ -1,17 +1,23 @@
 """Every way into the store, each with the arguments that would make it write.
 
-The boundary tests call all of them as an agent and check that nothing changed; the lists are
-checked against what the code really offers (the method tables, the commands the engine
-advertises, the CLI's parser, the MCP server's tools), so a new way in that is not listed here
-fails those tests until it is, and once listed it is called like every other.
+tests/reliability/test_agent_write_paths.py calls all of them as an agent and checks that not
+a byte changed; the lists are checked against what the code really offers (the method tables,
+the editor's commands and what the engine advertises, the CLI's parser, the MCP server's
+tools), so a new way in that is not listed here fails those tests until it is, and once listed
+it is called like every other.
 """
 
 from __future__ import annotations
 
 import argparse
-from typing import Any
+import asyncio
+from typing import TYPE_CHECKING, Any
 
 from lazy_memory.engine.compaction import COMPACT_PREAMBLE
+from tests.e2e.jsonrpc import RawClient
+
+if TYPE_CHECKING:
+    from tests.daemon import Daemon
 
 SEEDED = [f"seed-{number}" for number in range(12)]
 """The records a boundary test's store starts with."""
@@ -87,10 +93,56 @@ def method_calls() -> list[tuple[str, Any]]:
     ]
 
 
+def every_call() -> list[tuple[str, Any]]:
+    """Every method and command with its arguments, the writes first."""
+    commands = [
+        (command, arguments)
+        for table in (COMMAND_WRITES, COMMAND_READS)
+        for command, calls in table.items()
+        for arguments in calls
+    ]
+    return [*method_calls(), *commands]
+
+
+def writes(method: str) -> bool:
+    """Whether the method or command is one that writes."""
+    return method in WRITES or method in COMMAND_WRITES
+
+
+PERMISSION_DENIED = -32013
+
+
+def error_code(answer: dict[str, Any]) -> int | None:
+    """The error code of a response, None for a result."""
+    return answer["error"]["code"] if "error" in answer else None
+
+
+def advertised(initialized: dict[str, Any]) -> set[str]:
+    """The commands the engine says it runs, from its initialize result."""
+    provider = initialized["result"]["capabilities"].get("executeCommandProvider") or {}
+    return set(provider.get("commands", []))
+
+
+async def call(client: RawClient, method: str, params: Any) -> dict[str, Any]:
+    """One request; for a command (`lazy-memory.*`), workspace/executeCommand with params."""
+    if method.startswith("lazy-memory."):
+        return await client.request(
+            "workspace/executeCommand", {"command": method, "arguments": params}
+        )
+    return await client.request(method, params)
+
+
+async def connect(daemon: Daemon) -> RawClient:
+    """A raw client on a new connection to a unix-socket daemon."""
+    reader, writer = await asyncio.open_unix_connection(daemon.address.removeprefix("unix:"))
+    return RawClient(reader, writer)
+
+
 CLI_WRITES: dict[tuple[str, ...], list[list[str]]] = {
     ("memory", "save"): [
         ["memory", "save", "planted", "-t", "project", "-d", "planted", "--body", "b"],
         ["memory", "save", "seed-0", "-d", "changed"],
+        ["memory", "save", "seed-5", "--body", "new", "--if-revision", "1"],
     ],
     ("memory", "rm"): [["memory", "rm", "seed-1"]],
     ("memory", "compact"): [
@@ -99,33 +151,69 @@ CLI_WRITES: dict[tuple[str, ...], list[list[str]]] = {
     ],
     ("memory", "migrate"): [["memory", "migrate", "--to", "files", "--to-data", "{target}"]],
     ("doctor",): [["doctor", "--import-memory", "--yes"]],
+    ("init",): [
+        ["init", "--non-interactive"],
+        ["init", "--claude-code", "--yes"],
+        ["init", "--claude-code", "--remove"],
+    ],
+    ("engine", "token", "add"): [
+        ["engine", "token", "add", "--role", "builder"],
+        ["engine", "token", "add", "--role", "agent", "--task", "t-9"],
+    ],
+    ("engine", "token", "revoke"): [["engine", "token", "revoke", "{token}"]],
 }
-"""CLI commands that write (or offer to), each with arguments that would.
+"""CLI commands that write, each with arguments that do write for a person, run in this order.
 
-`{target}` is replaced with a folder outside the store, for `migrate` to copy into.
+The placeholders are filled in by cli_argv: `{target}` a folder outside the store for
+`migrate` to copy into, `{token}` the id of a token the store has.
+"""
+
+CLI_REFUSED: dict[tuple[str, ...], list[list[str]]] = {
+    ("memory", "compact"): [["memory", "compact"], ["memory", "compact", "--llm"]],
+    ("memory", "migrate"): [
+        ["memory", "migrate", "--to", "files", "--to-data", "{target}", "--dry-run"]
+    ],
+    ("doctor",): [["doctor", "--import-memory"]],
+    ("engine",): [["engine", "--listen", "unix:{socket}"]],
+}
+"""Commands an agent is refused though, run by a person, they would write nothing here.
+
+A preview, a dry run, a second compact no smaller than the first (auto is offline here), a
+daemon (which serves until stopped; `{socket}` is a unix socket's path).
 """
 
 CLI_READS: dict[tuple[str, ...], list[list[str]]] = {
     ("memory", "list"): [["memory", "list"]],
     ("memory", "show"): [["memory", "show", "seed-0"]],
     ("memory", "history"): [["memory", "history"]],
-    ("memory", "context"): [["memory", "context", "--role", "agent"]],
+    ("memory", "context"): [
+        ["memory", "context", "--role", "agent"],
+        ["memory", "context", "--hook"],
+    ],
+    ("memory", "compact"): [["memory", "compact", "--show"]],
     ("search",): [["search", "seeded"]],
     ("doctor",): [["doctor"]],
+    ("engine", "token", "list"): [["engine", "token", "list"]],
+    ("launch",): [["launch", "claude", "--task-id", "t-2", "--claude", "{true}"]],
 }
-"""CLI commands that only read."""
-
-CLI_REFUSED: dict[tuple[str, ...], list[list[str]]] = {("init",): [["init", "--non-interactive"]]}
-"""CLI commands an agent is refused that write no record themselves (init offers the import)."""
+"""CLI commands that only read (`{true}` is a program that exits 0, standing in for claude)."""
 
 CLI_ELSEWHERE = {
     ("engine",): "the engine's methods are called one by one over JSON-RPC",
     ("mcp",): "the MCP tools are called one by one over MCP",
-    ("engine", "token", "add"): "tokens.json, not the store; a token's role gates its writes",
-    ("engine", "token", "list"): "reads tokens.json",
-    ("engine", "token", "revoke"): "tokens.json, not the store",
 }
 """CLI commands tested through another door, and why."""
+
+
+def cli_argv(arguments: list[str], values: dict[str, str]) -> list[str]:
+    """arguments with each `{name}` placeholder replaced by values[name]."""
+    filled = []
+    for argument in arguments:
+        for name, value in values.items():
+            argument = argument.replace("{" + name + "}", value)
+        filled.append(argument)
+    return filled
+
 
 MCP_WRITES: dict[str, list[dict[str, Any]]] = {"lazy_memory_save": [PLANTED]}
 MCP_READS: dict[str, list[dict[str, Any]]] = {

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from lazy_memory.adapters.config import load_settings
+from lazy_memory.adapters.config import load_settings, settings_or_defaults
 from lazy_memory.engine.errors import InvalidConfig
 
 
@@ -108,3 +108,21 @@ def test_the_project_key_defaults_to_the_name_of_the_project_root(project: Path)
     settings = load_settings(project / "src", environ={})
 
     assert (settings.pg_dsn, settings.project_key) == (None, "repo")
+
+
+@pytest.mark.parametrize("task_id", ["", "t-1"])
+def test_any_task_id_that_is_set_makes_an_agent_even_with_a_bad_lazy_toml(
+    project: Path, task_id: str
+) -> None:
+    environ = {"LAZY_TASK_ID": task_id}
+
+    assert load_settings(project, environ).task_id == task_id
+    (project / "lazy.toml").write_text("[memory]\nwarn_bytes = -1\n")
+    fallback, error = settings_or_defaults(project, environ)
+    assert error is not None
+    assert fallback.task_id == task_id
+
+
+def test_no_task_id_is_a_builder(project: Path) -> None:
+    assert load_settings(project, environ={}).task_id is None
+    assert settings_or_defaults(project, environ={})[0].task_id is None

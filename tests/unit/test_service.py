@@ -73,7 +73,7 @@ async def test_authoring_rules_apply_and_nothing_is_written(storage: SqliteStora
     with pytest.raises(InvalidRecord):
         await service.save("n", type="project", description="x" * 201, body="b")
     with pytest.raises(InvalidRecord):
-        await service.save("N", type="project", description="d", body="b")
+        await service.save("a/b", type="project", description="d", body="b")
 
     assert await service.history() == []
 
