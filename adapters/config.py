@@ -13,9 +13,18 @@ from lazy_memory.engine.errors import InvalidConfig
 CONFIG_FILE = "lazy.toml"
 DEFAULT_BACKEND = "sqlite"
 DEFAULT_WARN_BYTES = 4096
+DEFAULT_MAX_BODY_BYTES = 64 * 1024
+"""The largest body a save takes, in UTF-8 bytes (the engine's MAX_BODY_BYTES; a test holds
+them equal): spelled out so that reading the configuration imports none of the models."""
 DEFAULT_COMPACT_MODEL = "claude-haiku-4-5"
 DEFAULT_COMPACT_TIMEOUT_SECONDS = 120.0
 DEFAULT_POLL_SECONDS = 2.0
+DEFAULT_HANDSHAKE_TIMEOUT_SECONDS = 5.0
+"""How long a daemon connection may take to complete `initialize` with a valid token."""
+DEFAULT_IDLE_TIMEOUT_SECONDS = 900.0
+"""How long a daemon connection may send nothing, with no request running, before it closes."""
+DEFAULT_MAX_CONNECTIONS = 256
+"""Connections a daemon serves at once; one more is refused as soon as it is accepted."""
 DEFAULT_CONNECT_TIMEOUT_SECONDS = 2.0
 """How long opening a network store (PostgreSQL, a remote daemon) may take before it fails."""
 DEFAULT_REQUEST_TIMEOUT_SECONDS = 30.0
@@ -31,10 +40,15 @@ DEFAULT_HOOK_TIMEOUT_SECONDS = 10.0
 
 _KNOWN_KEYS: dict[str, set[str]] = {
     "storage": {"backend", "data_dir", "pg_dsn", "project", "connect_timeout_seconds"},
-    "memory": {"warn_bytes"},
+    "memory": {"warn_bytes", "max_body_bytes"},
     "remote": {"address", "ca_file", "request_timeout_seconds"},
     "compact": {"model", "command", "timeout_seconds"},
-    "engine": {"poll_seconds"},
+    "engine": {
+        "poll_seconds",
+        "handshake_timeout_seconds",
+        "idle_timeout_seconds",
+        "max_connections",
+    },
     "claude_code": {"hook_limit_chars", "tool_result_limit_chars", "hook_timeout_seconds"},
 }
 
@@ -47,6 +61,7 @@ class Settings:
     data_dir: Path
     backend: str = DEFAULT_BACKEND
     warn_bytes: int = DEFAULT_WARN_BYTES
+    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
     actor: str | None = None
     task_id: str | None = None
     remote: str | None = None
@@ -58,6 +73,9 @@ class Settings:
     compact_command: str | None = None
     compact_timeout_seconds: float = DEFAULT_COMPACT_TIMEOUT_SECONDS
     poll_seconds: float = DEFAULT_POLL_SECONDS
+    handshake_timeout_seconds: float = DEFAULT_HANDSHAKE_TIMEOUT_SECONDS
+    idle_timeout_seconds: float = DEFAULT_IDLE_TIMEOUT_SECONDS
+    max_connections: int = DEFAULT_MAX_CONNECTIONS
     connect_timeout_seconds: float = DEFAULT_CONNECT_TIMEOUT_SECONDS
     request_timeout_seconds: float = DEFAULT_REQUEST_TIMEOUT_SECONDS
     hook_limit_chars: int = DEFAULT_HOOK_LIMIT_CHARS
@@ -70,6 +88,12 @@ class Settings:
     def project_key(self) -> str:
         """The key of this project's rows in a shared store; default: the root's name."""
         return self.project or self.root.name
+
+
+def task_id_from(environ: Mapping[str, str]) -> str | None:
+    """The session's task id: None only when LAZY_TASK_ID is unset; an empty one is an agent."""
+    # Never `or None`: that would make `LAZY_TASK_ID=` a builder, and identity fails closed.
+    return environ.get("LAZY_TASK_ID")
 
 
 def find_root(start: Path) -> Path:
@@ -103,6 +127,9 @@ def load_settings(cwd: Path | None = None, environ: Mapping[str, str] | None = N
     backend = environ.get("LAZY_STORAGE") or backend
 
     warn_bytes = _positive_int(memory.get("warn_bytes", DEFAULT_WARN_BYTES), "memory.warn_bytes")
+    max_body_bytes = _positive_int(
+        memory.get("max_body_bytes", DEFAULT_MAX_BODY_BYTES), "memory.max_body_bytes"
+    )
 
     remote_address = environ.get("LAZY_REMOTE") or remote.get("address")
     pg_dsn = environ.get("LAZY_PG_DSN") or storage.get("pg_dsn")
@@ -127,8 +154,9 @@ def load_settings(cwd: Path | None = None, environ: Mapping[str, str] | None = N
         data_dir=data_dir,
         backend=backend,
         warn_bytes=warn_bytes,
+        max_body_bytes=max_body_bytes,
         actor=environ.get("LAZY_ACTOR") or None,
-        task_id=environ.get("LAZY_TASK_ID") or None,
+        task_id=task_id_from(environ),
         remote=None if remote_address is None else _string(remote_address, "remote.address"),
         token=environ.get("LAZY_TOKEN") or None,
         tls_ca_file=None if ca_file is None else root / _string(ca_file, "remote.ca_file"),
@@ -140,6 +168,17 @@ def load_settings(cwd: Path | None = None, environ: Mapping[str, str] | None = N
         ),
         compact_timeout_seconds=float(timeout),
         poll_seconds=poll_seconds,
+        handshake_timeout_seconds=_positive_seconds(
+            engine.get("handshake_timeout_seconds", DEFAULT_HANDSHAKE_TIMEOUT_SECONDS),
+            "engine.handshake_timeout_seconds",
+        ),
+        idle_timeout_seconds=_positive_seconds(
+            engine.get("idle_timeout_seconds", DEFAULT_IDLE_TIMEOUT_SECONDS),
+            "engine.idle_timeout_seconds",
+        ),
+        max_connections=_positive_int(
+            engine.get("max_connections", DEFAULT_MAX_CONNECTIONS), "engine.max_connections"
+        ),
         connect_timeout_seconds=connect_timeout,
         request_timeout_seconds=_positive_seconds(
             remote.get("request_timeout_seconds", DEFAULT_REQUEST_TIMEOUT_SECONDS),
@@ -181,7 +220,7 @@ def settings_or_defaults(
             root=root,
             data_dir=data_dir,
             actor=environ.get("LAZY_ACTOR") or None,
-            task_id=environ.get("LAZY_TASK_ID") or None,
+            task_id=task_id_from(environ),
         )
         return fallback, error
 

@@ -55,18 +55,21 @@ class PollingFeed:
         """Call listener with every change seen from now on; polling starts with the first."""
         self._listeners.append(listener)
         if self._task is None:
-            await self.poll()
+            # Set before the first poll yields: subscribers arriving meanwhile (a daemon's
+            # burst of connections) would each start a loop, and all but the last run forever.
             self._task = asyncio.create_task(self._poll_forever())
+            await self.poll()
 
     async def unsubscribe(self, listener: ChangeListener) -> None:
         """Stop calling listener; polling stops with the last one."""
         with contextlib.suppress(ValueError):
             self._listeners.remove(listener)
         if not self._listeners and self._task is not None:
-            self._task.cancel()
+            # Cleared before waiting, so a subscriber arriving meanwhile starts a new loop.
+            task, self._task, self._seen, self._marker = self._task, None, None, None
+            task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
-                await self._task
-            self._task, self._seen, self._marker = None, None, None
+                await task
 
     async def poll(self) -> None:
         """Announce what changed since the last look, if the store's change marker moved."""

@@ -7,13 +7,16 @@ history entry numbered by the project's counter row (locked until commit, so his
 is commit order, without gaps) and announces the write with pg_notify, which PostgreSQL
 delivers only once the transaction commits.
 
-Faults: `_run` is the one place asyncpg and OS errors become StorageUnavailable. Transient
+Faults: `_run` is the one place asyncpg and OS errors become typed errors (which ones are
+worth another try, and what the others become: adapters/postgres_errors.py). Transient
 failures (a lost or refused connection, a server restarting, a serialization failure, a
-deadlock, too many connections) are retried with exponential backoff, a bounded number of
-times (adapters/postgres_retry.py), and a server that cannot be reached only within the
-connect timeout: reads always, writes only when the failure came before COMMIT, since a failed
-transaction is rolled back whole. A connection lost during COMMIT leaves the outcome
-unknown, and the error says so instead of retrying.
+deadlock, too many connections, a connection or a driver cache in a bad state) are retried
+with exponential backoff, a bounded number of times (adapters/postgres_retry.py), and a
+server that cannot be reached only within the connect timeout: reads always, writes only
+when the failure came before COMMIT, since a failed transaction is rolled back whole. A
+connection in a state the driver cannot vouch for is closed, never handed back to the pool.
+A connection lost during COMMIT leaves the outcome unknown, and the error says so instead of
+retrying.
 """
 
 from __future__ import annotations
@@ -32,7 +35,16 @@ import asyncpg
 
 from lazy_memory.adapters.config import DEFAULT_CONNECT_TIMEOUT_SECONDS
 from lazy_memory.adapters.migrations import unapplied
-from lazy_memory.adapters.postgres_retry import ATTEMPTS, Retries, backoff, no_answer, reason
+from lazy_memory.adapters.postgres_errors import (
+    CUT_OFF,
+    DRIVER_ERRORS,
+    UNREACHABLE,
+    is_transient,
+    roll_back,
+    spoils_connection,
+    typed_error,
+)
+from lazy_memory.adapters.postgres_retry import ATTEMPTS, Retries, backoff, reason
 from lazy_memory.adapters.postgres_schema import MIGRATIONS, MIGRATIONS_TABLE
 from lazy_memory.adapters.postgres_search import candidate_query, ranked, search_columns
 from lazy_memory.engine.compact import Compact
@@ -78,19 +90,6 @@ _RECORD_COLUMNS = (
 _HISTORY_COLUMNS = (
     "name, type, description, body, provenance, revision, operation, at, actor_kind, actor_detail"
 )
-_DRIVER_ERRORS = (asyncpg.PostgresError, asyncpg.InterfaceError, OSError)
-_UNREACHABLE = (
-    OSError,
-    asyncpg.PostgresConnectionError,
-    asyncpg.CannotConnectNowError,
-    asyncpg.AdminShutdownError,
-    asyncpg.CrashShutdownError,
-    asyncpg.TooManyConnectionsError,
-)
-_TRANSIENT = (*_UNREACHABLE, asyncpg.TransactionRollbackError)
-"""Failures worth another try, except a timeout: what took a minute would take another."""
-_CUT_OFF = (*_UNREACHABLE, asyncpg.InterfaceError)
-"""Failures that leave a COMMIT in flight without an answer."""
 # PostgreSQL's text cannot hold NUL, and records may: NUL is stored as this character
 # followed by "0", and the character itself doubled.
 _ESCAPE = "\uffff"
@@ -364,7 +363,7 @@ class PostgresStorage:
         # Closing waits for connections in use; a wedged one is cut off after this long.
         try:
             await asyncio.wait_for(self._pool.close(), CLOSE_TIMEOUT_SECONDS)
-        except (TimeoutError, *_DRIVER_ERRORS):
+        except (TimeoutError, *DRIVER_ERRORS):
             self._pool.terminate()
 
     async def _migrate(self, connection: Connection) -> None:
@@ -527,43 +526,47 @@ class PostgresStorage:
         return await self._retried(work, write=write)
 
     async def _retried(self, work: Work[_T], *, write: bool) -> _T:
-        """_run without the schema check: the one place driver errors become StorageUnavailable."""
+        """_run without the schema check: the one place driver errors become typed errors."""
         retries = Retries(self._connect_timeout)
         for attempt in range(1, ATTEMPTS + 1):
             committing = finished = connected = False
             try:
                 async with self._pool.acquire() as connection:
                     connected = True
-                    if write:
-                        transaction = connection.transaction()
-                        await transaction.start()
-                        try:
+                    try:
+                        if write:
+                            transaction = connection.transaction()
+                            await transaction.start()
+                            try:
+                                result = await work(connection)
+                            except BaseException as error:
+                                await roll_back(transaction, error)
+                                raise
+                            committing = True
+                            await transaction.commit()
+                        else:
                             result = await work(connection)
-                        except BaseException:
-                            # Keep the first error: on a lost connection the rollback fails
-                            # too, and the server has rolled back already.
-                            with contextlib.suppress(*_DRIVER_ERRORS):
-                                await transaction.rollback()
-                            raise
-                        committing = True
-                        await transaction.commit()
-                    else:
-                        result = await work(connection)
+                    except DRIVER_ERRORS as error:
+                        if spoils_connection(error):
+                            # Closed, so the pool hands the next operation a new one.
+                            connection.terminate()
+                        raise
                     finished = True
                 return result
             except LazyMemoryError:
                 raise
-            except _DRIVER_ERRORS as error:
+            except DRIVER_ERRORS as error:
                 if finished:
                     # Done and committed: only handing the connection back to the pool failed.
                     return result
-                if committing and isinstance(error, _CUT_OFF):
+                if committing and isinstance(error, CUT_OFF):
                     raise StorageUnavailable(
                         f"lost PostgreSQL at {self.where} while committing a write "
                         f"({reason(error)}): it may or may not have been applied"
                     ) from None
-                transient = isinstance(error, _TRANSIENT) and not isinstance(error, TimeoutError)
-                unreachable = isinstance(error, _UNREACHABLE)
+                # A pool being closed says so with an InterfaceError: that is final.
+                transient = is_transient(error) and not self._pool.is_closing()
+                unreachable = isinstance(error, UNREACHABLE)
                 pause = retries.pause(attempt, unreachable=unreachable) if transient else None
                 if pause is None:
                     raise self._unavailable(error, connecting=not connected) from None
@@ -571,11 +574,8 @@ class PostgresStorage:
                 await asyncio.sleep(pause)
         raise AssertionError("unreachable: the last attempt returns or raises")
 
-    def _unavailable(self, error: BaseException, *, connecting: bool = False) -> StorageUnavailable:
-        if connecting and isinstance(error, TimeoutError):
-            return no_answer(self.where, self._connect_timeout)
-        verb = "reach" if isinstance(error, _UNREACHABLE) else "use"
-        return StorageUnavailable(f"cannot {verb} PostgreSQL at {self.where}: {reason(error)}")
+    def _unavailable(self, error: BaseException, *, connecting: bool = False) -> LazyMemoryError:
+        return typed_error(error, self.where, self._connect_timeout, connecting=connecting)
 
     async def _listen(self) -> None:
         """Hold a LISTEN connection, reconnecting with backoff whenever it is lost, until closed.
@@ -587,7 +587,7 @@ class PostgresStorage:
         while True:
             try:
                 connection = await asyncpg.connect(self._dsn, timeout=self._connect_timeout)
-            except _DRIVER_ERRORS as error:
+            except DRIVER_ERRORS as error:
                 self._first_listen_tried.set()
                 failures += 1
                 if failures == 1:
@@ -597,7 +597,7 @@ class PostgresStorage:
                 continue
             try:
                 await self._listen_on(connection, recovered=failures > 0)
-            except _DRIVER_ERRORS as error:
+            except DRIVER_ERRORS as error:
                 self._first_listen_tried.set()
                 logger.warning("change feed: %s; reconnecting", self._unavailable(error))
             finally:

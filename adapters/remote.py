@@ -62,6 +62,8 @@ logger = logging.getLogger(__name__)
 
 CONNECT_ATTEMPTS = 3
 CONNECT_BACKOFF_SECONDS = 0.2
+QUIET_BEFORE_WRITE_SECONDS = 1.0
+"""A connection quiet this long is checked with a read before a write is sent on it."""
 
 
 class State(enum.Enum):
@@ -214,6 +216,8 @@ class RemoteStorage:
     ) -> ResultT:
         name = f"lazy/storage/{method}"
         raw = params.model_dump(mode="json")
+        if write:
+            await self._awake()
         try:
             response = await self._request(name, raw)
         except ConnectionLost as error:
@@ -245,6 +249,17 @@ class RemoteStorage:
                 self._connection = None
             connection.abort()
             raise
+
+    async def _awake(self) -> None:
+        """Make sure a connection that was quiet is still open before a write goes on it.
+
+        The daemon closes connections idle for its idle timeout: a write sent as it does would
+        be lost with no way to tell whether it was applied. A read first (retried on a new
+        connection if this one was closed) makes the connection fresh again.
+        """
+        connection = self._connection
+        if connection is not None and connection.quiet_seconds > QUIET_BEFORE_WRITE_SECONDS:
+            await self._call("change_marker", NoParams(), MarkerResult)
 
     def _lost(self, method: str, error: ConnectionLost, *, write: bool) -> StorageUnavailable:
         if isinstance(error, NoAnswer):

@@ -11,6 +11,7 @@ import asyncio
 import itertools
 import logging
 import ssl
+import time
 from typing import Any
 
 from lazy_memory.adapters.address import Address
@@ -37,6 +38,8 @@ class DaemonConnection:
         self._writer = writer
         self._ids = itertools.count(1)
         self._pending: dict[int, asyncio.Future[dict[str, Any]]] = {}
+        self._active = time.monotonic()
+        self._farewell: str | None = None
         self._receiving = asyncio.ensure_future(self._receive(reader))
 
     @classmethod
@@ -55,6 +58,12 @@ class DaemonConnection:
         return cls(reader, writer)
 
     @property
+    def quiet_seconds(self) -> float:
+        """How long since a request was last sent or answered here (what a daemon's idle
+        timeout counts; its notifications do not count)."""
+        return time.monotonic() - self._active
+
+    @property
     def alive(self) -> bool:
         """True until the connection is closed, cut, or broken from the daemon's end."""
         return not self._receiving.done() and not self._writer.is_closing()
@@ -62,13 +71,14 @@ class DaemonConnection:
     async def request(self, method: str, params: Any, within: float) -> dict[str, Any]:
         """The daemon's response to one request, within that many seconds (else NoAnswer)."""
         if not self.alive:
-            raise ConnectionLost("the connection is closed")
+            raise ConnectionLost(self._closed())
         message_id = next(self._ids)
         future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
         self._pending[message_id] = future
         message = {"jsonrpc": "2.0", "id": message_id, "method": method, "params": params}
         # Sending is bounded too: a daemon that stopped reading fills the buffers.
         deadline = asyncio.timeout(within)
+        self._active = time.monotonic()
         try:
             async with deadline:
                 self._writer.write(frame(message))
@@ -101,8 +111,14 @@ class DaemonConnection:
 
     async def _receive(self, reader: asyncio.StreamReader) -> None:
         def deliver(message: dict[str, Any]) -> None:
+            error = message.get("error")
+            if message.get("id") is None and isinstance(error, dict):
+                # Said just before the daemon closes (it is at its connection limit): the
+                # reason the requests in flight get.
+                self._farewell = str(error.get("message"))
             future = self._pending.get(message.get("id"))  # type: ignore[arg-type]
             if future is not None and not future.done():
+                self._active = time.monotonic()
                 future.set_result(message)
 
         def unanswerable(_: Any, code: int, text: str) -> None:
@@ -117,4 +133,10 @@ class DaemonConnection:
         finally:
             for future in self._pending.values():
                 if not future.done():
-                    future.set_exception(ConnectionLost("the daemon closed the connection"))
+                    future.set_exception(ConnectionLost(self._closed()))
+
+    def _closed(self) -> str:
+        """Why requests on this connection fail now it is closed."""
+        if self._farewell is None:
+            return "the daemon closed the connection"
+        return f"the daemon closed the connection ({self._farewell})"

@@ -49,10 +49,14 @@ def add_token(data_dir: Path, role: str, name: str | None = None, task: str | No
 
 
 @contextmanager
-def running_daemon(data_dir: Path, listen: str, *extra: str) -> Iterator[Daemon]:
-    """A daemon on listen (tcp port 0 allowed) serving the store in data_dir, stopped after."""
+def running_daemon(
+    data_dir: Path, listen: str, *extra: str, cwd: Path | None = None
+) -> Iterator[Daemon]:
+    """A daemon on listen (tcp port 0 allowed) serving the store in data_dir, stopped after;
+    in cwd, if given (a project whose lazy.toml it reads)."""
     process = subprocess.Popen(
         [*LAZY, "engine", "--listen", listen, *extra],
+        cwd=cwd,
         env={**os.environ, "LAZY_DATA": str(data_dir), "LAZY_STORAGE": "sqlite"},
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
