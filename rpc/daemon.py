@@ -19,6 +19,7 @@ import ssl
 import stat
 import struct
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -28,6 +29,15 @@ from lazy_memory.adapters.tokens import TokenInfo, TokenRole, TokenStore
 from lazy_memory.engine.errors import InvalidConfig, LazyMemoryError, PermissionDenied
 from lazy_memory.engine.identity import Identity
 from lazy_memory.engine.records import Actor, ActorKind
+from lazy_memory.rpc.connection_limits import (
+    ConnectionLimits,
+    GuardedReader,
+    first_line,
+    handshake_timed_out,
+    outstayed,
+    release_memory,
+)
+from lazy_memory.rpc.framing import frame
 from lazy_memory.rpc.server import (
     Authenticator,
     EngineServer,
@@ -44,6 +54,10 @@ TOKEN_REQUIRED = "a valid token is required: pass initializationOptions.token"
 CLOSE_TIMEOUT_SECONDS = 5.0
 MAX_UNREAD_BYTES = 32 * 1024 * 1024
 """Responses a client may leave unread before its connection is dropped."""
+COLLECT_AFTER_CLOSE_SECONDS = 1.0
+"""How soon after connections close the memory they held in reference cycles is freed."""
+TOO_MANY_CONNECTIONS = -32000
+"""The code of the one message a connection over the cap gets before it is closed."""
 
 SessionFactory = Callable[[Authenticator], Session]
 """Builds a connection's Session around its authenticator; every one shares one storage."""
@@ -81,9 +95,12 @@ def server_tls_context(cert: Path, key: Path) -> ssl.SSLContext:
 def grant_for(token: TokenInfo) -> Grant:
     """What a token's connections may do: write as its role and name (an agent never)."""
     actor = Actor(kind=_ACTOR_KINDS[token.role], detail=token.name)
+    # Fail closed: an agent token without a task (a hand-edited file) is an agent all the same.
+    task_id = "" if token.role is TokenRole.AGENT and token.task is None else token.task
     return Grant(
-        Identity(actor=actor, task_id=token.task),
+        Identity(actor=actor, task_id=task_id),
         storage_access=token.role is TokenRole.ENGINE,
+        storage_reads=token.role is TokenRole.AGENT,
     )
 
 
@@ -112,6 +129,7 @@ async def serve_daemon(
     new_session: SessionFactory,
     tokens: TokenStore,
     ssl_context: ssl.SSLContext | None = None,
+    limits: ConnectionLimits | None = None,
 ) -> None:
     """Serve every client that connects to address until SIGTERM or SIGINT, then stop cleanly.
 
@@ -129,13 +147,14 @@ async def serve_daemon(
             "`lazy engine token add`",
             tokens.path,
         )
-    daemon = _Daemon(new_session, tokens)
+    limits = limits or ConnectionLimits()
+    daemon = _Daemon(new_session, tokens, limits)
     loop = asyncio.get_running_loop()
     stop = asyncio.Event()
     for signum in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(signum, stop.set)
     try:
-        listener, listening = await _listen(address, daemon.accept, ssl_context)
+        listener, listening = await _listen(address, daemon.accept, ssl_context, limits)
         try:
             print(f"{READY_PREFIX}{listening}", file=sys.stderr, flush=True)
             await stop.wait()
@@ -154,32 +173,54 @@ async def serve_daemon(
 class _Daemon:
     """The live connections, each served in a task of its own."""
 
-    def __init__(self, new_session: SessionFactory, tokens: TokenStore) -> None:
+    def __init__(
+        self, new_session: SessionFactory, tokens: TokenStore, limits: ConnectionLimits
+    ) -> None:
         self.new_session = new_session
         self.tokens = tokens
+        self.limits = limits
         self.connections: set[asyncio.Task[None]] = set()
         self.servers: set[EngineServer] = set()
         self.accepted = 0
         self.stopping = False
+        self.collecting: asyncio.TimerHandle | None = None
 
     def accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         """Start serving a new connection; its task is tracked so a stop can close it."""
         if self.stopping:
             writer.transport.abort()
             return
+        if len(self.connections) >= self.limits.max_connections:
+            self._refuse(writer)
+            return
         self.accepted += 1
         task = asyncio.ensure_future(self._serve(f"connection {self.accepted}", reader, writer))
         self.connections.add(task)
         task.add_done_callback(self.connections.discard)
 
-    async def close_all(self) -> None:
-        """Close every connection (flushing what was written to it), then end its requests.
+    def _refuse(self, writer: asyncio.StreamWriter) -> None:
+        """Tell a connection over the cap why, and close it: it never gets a server."""
+        limit = self.limits.max_connections
+        full = f"{limit} connections open, the limit ([engine] max_connections)"
+        logger.warning("refused a connection from %s: %s", _peer(writer), full)
+        error = {"code": TOO_MANY_CONNECTIONS, "message": f"the daemon has {full}: try later"}
+        writer.write(frame({"jsonrpc": "2.0", "id": None, "error": error}))
+        writer.transport.close()  # after what is buffered: the one message above
 
-        A request still running has nobody left to answer, and the store closes once the
-        daemon returns: cancelled now, a write rolls back instead of failing half-way.
+    async def close_all(self) -> None:
+        """Answer the requests running, close every connection (flushing what was written
+        to it), then end the requests still running.
+
+        Each connection first refuses new requests and gets up to DRAIN_SECONDS for those it
+        is running: answered, none is a write its client never hears of. One that outlasts
+        that has nobody left to answer, and the store closes once the daemon returns:
+        cancelled now, a write rolls back instead of failing half-way.
         """
         self.stopping = True
+        if self.collecting is not None:
+            self.collecting.cancel()
         servers = list(self.servers)
+        await asyncio.gather(*(server.stop() for server in servers))
         await _cancel(list(self.connections))
         # Only now: a connection reads what is already buffered before its cancel lands,
         # and pygls keeps each request's task here until it is answered (annotated as a
@@ -193,7 +234,14 @@ class _Daemon:
         self, connection: str, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
     ) -> None:
         logger.info("%s accepted from %s", connection, _peer(writer))
+        accepted = time.monotonic()
         try:
+            first = await first_line(reader, self.limits)
+            if first is None:
+                logger.info("%s timed out: %s", connection, handshake_timed_out(self.limits))
+                return
+            if first == b"":
+                return  # it left without a word
             server = build_server(self.new_session(token_authenticator(self.tokens, connection)))
 
             def write(data: bytes) -> None:
@@ -209,9 +257,13 @@ class _Daemon:
                 writer.write(data)
 
             self.servers.add(server)
+            watching = asyncio.ensure_future(
+                self._close_when_outstayed(connection, server, accepted)
+            )
             try:
-                await serve_connection(server, reader, write)
+                await serve_connection(server, GuardedReader(reader, server, first), write)
             finally:
+                await _cancel([watching])
                 self.servers.discard(server)
         except (ConnectionError, ssl.SSLError) as error:
             logger.info("%s lost: %s", connection, error)
@@ -220,6 +272,25 @@ class _Daemon:
         finally:
             await _close(writer)
             logger.info("%s closed", connection)
+            self._collect_soon()
+
+    def _collect_soon(self) -> None:
+        """Free closed connections' memory within a second, once however many close."""
+        # Not while stopping: the process is about to give all of it back, and sooner.
+        if self.collecting is None and not self.stopping:
+            loop = asyncio.get_running_loop()
+            self.collecting = loop.call_later(COLLECT_AFTER_CLOSE_SECONDS, self._collect)
+
+    def _collect(self) -> None:
+        self.collecting = None
+        release_memory()
+
+    async def _close_when_outstayed(
+        self, connection: str, server: EngineServer, accepted: float
+    ) -> None:
+        reason = await outstayed(server, self.limits, accepted)
+        logger.info("%s timed out: %s", connection, reason)
+        server.closed.set()
 
 
 async def _cancel(tasks: list[asyncio.Future[Any]]) -> None:
@@ -278,6 +349,7 @@ async def _listen(
     address: Address,
     accept: Callable[[asyncio.StreamReader, asyncio.StreamWriter], None],
     ssl_context: ssl.SSLContext | None,
+    limits: ConnectionLimits,
 ) -> tuple[asyncio.Server, Address]:
     """The listening server and the address it really listens on (port 0 made real)."""
     if address.path is not None:
@@ -289,7 +361,12 @@ async def _listen(
             address,
         )
     try:
-        listener = await asyncio.start_server(accept, address.host, address.port, ssl=ssl_context)
+        # A TLS handshake comes before accept, so before the handshake timeout starts: it
+        # gets the same time of its own (asyncio's default is a minute).
+        handshake = None if ssl_context is None else limits.handshake_seconds
+        listener = await asyncio.start_server(
+            accept, address.host, address.port, ssl=ssl_context, ssl_handshake_timeout=handshake
+        )
     except OSError as error:
         raise InvalidConfig(f"cannot listen on {address}: {error.strerror or error}") from None
     # Clients name a TLS daemon tls:HOST:PORT, whichever form it was started with.

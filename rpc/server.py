@@ -10,7 +10,9 @@ write committed to the store, by any process.
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
+import time
 from collections.abc import Awaitable, Callable, Generator
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar, runtime_checkable
@@ -31,7 +33,7 @@ from pygls.protocol import JsonRPCNotification, JsonRPCRequestMessage, LanguageS
 from pygls.protocol import default_converter as pygls_converter
 from pygls.protocol.language_server import lsp_method
 
-from lazy_memory.engine.errors import LazyMemoryError, PermissionDenied
+from lazy_memory.engine.errors import LazyMemoryError, PermissionDenied, StorageUnavailable
 from lazy_memory.engine.identity import Identity
 from lazy_memory.engine.ports import Change, ChangeFeed, Storage
 from lazy_memory.engine.records import Operation
@@ -40,11 +42,14 @@ from lazy_memory.rpc.editor.connection import EditorConnection
 from lazy_memory.rpc.editor.features import add_editor_features
 from lazy_memory.rpc.framing import FramingError, Reader, frame, read_messages
 from lazy_memory.rpc.methods import METHODS, Method
-from lazy_memory.rpc.storage_methods import STORAGE_METHODS
+from lazy_memory.rpc.storage_methods import STORAGE_METHODS, STORAGE_WRITES
 
 SERVER_NAME = "lazy-memory"
 MEMORY_CHANGED = "lazy/memory/changed"
 """The notification a client gets when a record changes: `{name, revision, operation}`."""
+DRAIN_SECONDS = 0.5
+"""How long a stop (SIGTERM) waits for the requests already read to be answered: a process
+must be gone within about a second, or its container runtime kills it."""
 logger = logging.getLogger(__name__)
 ResultT = TypeVar("ResultT")
 
@@ -60,6 +65,9 @@ class Grant:
 
     identity: Identity
     storage_access: bool = False
+    storage_reads: bool = False
+    """The storage methods that only read, for an agent's own lazy processes on the remote
+    backend (`LAZY_STORAGE=remote` with an agent token): they read as the storage does."""
 
 
 Authenticator = Callable[[Any], Grant]
@@ -101,10 +109,14 @@ _RECORD_WRITES = frozenset(
     }
 )
 """Methods that write records: a polling feed is told of each from its result."""
+_TABLE: dict[str, Method[Any, Any, Any]] = {**METHODS, **STORAGE_METHODS}
 
 
 class EngineServer(LanguageServer):
     """One connection's server: its protocol, and its service once initialized."""
+
+    stopping = False
+    """True once the process is stopping: requests read from then on are refused unrun."""
 
     def __init__(self, session: Session) -> None:
         super().__init__(
@@ -118,11 +130,31 @@ class EngineServer(LanguageServer):
         self.grant: Grant | None = None
         self.editor: EditorConnection | None = None
         self.closed = asyncio.Event()
+        self.last_active = time.monotonic()
+        """When the client last sent a well-formed message or got an answer (monotonic)."""
+
+    @property
+    def busy(self) -> bool:
+        """True while a request or notification of this client is still being handled."""
+        return any(not future.done() for future in self.protocol._request_futures.values())
 
     @property
     def shut_down(self) -> bool:
         """True once the client has sent shutdown (so exit is a clean one)."""
         return bool(self.protocol._shutdown)
+
+    async def stop(self, seconds: float = DRAIN_SECONDS) -> None:
+        """Refuse new requests, and give those already running seconds to be answered.
+
+        A request cancelled later may have written without its client hearing of it; one
+        refused was never run. pygls keeps each running request's task in _request_futures
+        until it is answered (other entries there are this server's requests to the client).
+        """
+        self.stopping = True
+        futures: list[Any] = list(self.protocol._request_futures.values())
+        running = [f for f in futures if isinstance(f, asyncio.Task) and not f.done()]
+        if running:
+            await asyncio.wait(running, timeout=seconds)
 
     def announce_change(self, change: Change) -> None:
         """Tell this connection's client that a record changed, once it has initialized."""
@@ -140,8 +172,12 @@ class EngineServer(LanguageServer):
         if self.service is None or self.grant is None:
             raise JsonRpcServerNotInitialized("send initialize first")
         if method.name in STORAGE_METHODS:
-            if not self.grant.storage_access:
-                raise rpc_error(PermissionDenied(f"{method.name} needs an engine token"))
+            reads = self.grant.storage_reads and method.name not in STORAGE_WRITES
+            if not (self.grant.storage_access or reads):
+                why = "needs an engine token"
+                if self.grant.storage_reads:
+                    why = "writes, and agent tokens are read-only"
+                raise rpc_error(PermissionDenied(f"{method.name} {why}"))
             result = await self.answer(method.name, method(self.session.storage, params))
         else:
             result = await self.answer(method.name, method(self.service, params))
@@ -180,6 +216,12 @@ class EngineProtocol(LanguageServerProtocol):
 
     def handle_message(self, message: Any) -> None:
         """Answer a request this connection may not make yet (or any more) with an error."""
+        self._server.last_active = time.monotonic()
+        # pygls files every notification's handler under a fresh id and never removes it
+        # (only requests are removed, when answered): without this a connection that lives
+        # for hours keeps every didChange it was sent.
+        for done in [key for key, future in self._request_futures.items() if future.done()]:
+            del self._request_futures[done]
         message_id = getattr(message, "id", None)
         refusal = self._refusal(getattr(message, "method", None))
         if refusal is not None and message_id is not None:
@@ -197,7 +239,36 @@ class EngineProtocol(LanguageServerProtocol):
             return JsonRpcServerNotInitialized("send initialize first (with a valid token)")
         if initialized and method == types.INITIALIZE:
             return JsonRpcInvalidRequest("this connection is initialized already")
+        if self._server.stopping and method not in (types.EXIT, types.SHUTDOWN):
+            stopping = "the engine is stopping: this request was not run; send it again"
+            return rpc_error(StorageUnavailable(stopping))
         return None
+
+    def _send_response(self, msg_id: Any, result: Any = None, error: Any = None) -> None:
+        """Answer a request; the answer restarts the connection's idle time."""
+        self._server.last_active = time.monotonic()
+        super()._send_response(msg_id, result, error)
+
+    def _get_handler(self, feature_name: str) -> Any:
+        """The table's methods, else what pygls has registered (LSP and the editor's).
+
+        Registering the table on every connection's server cost a daemon ~3 ms and ~20 KB a
+        connection (pygls inspects each handler's signature and type hints).
+        """
+        method = _TABLE.get(feature_name)
+        if method is None:
+            return super()._get_handler(feature_name)
+        return _handler(self._server, method)
+
+    # pygls caches these two with lru_cache on the method (hence the ignored override): its
+    # 128 entries, keyed by the protocol, kept the last 64 connections' servers alive.
+    def get_message_type(self, method: str) -> Any:  # type: ignore[override]
+        """The lsprotocol type of method's params, if LSP defines the method."""
+        return types.METHOD_TO_TYPES.get(method, (None,))[0]
+
+    def get_result_type(self, method: str) -> Any:  # type: ignore[override]
+        """The lsprotocol type of method's result, if LSP defines the method."""
+        return types.METHOD_TO_TYPES.get(method, (None, None))[1]
 
 
 def rpc_error(error: LazyMemoryError) -> JsonRpcServerError:
@@ -221,9 +292,7 @@ def build_server(session: Session) -> EngineServer:
         server.service = session.new_service(grant.identity)
         server.editor = EditorConnection(server, server.service)
 
-    methods: list[Method[Any, Any, Any]] = [*METHODS.values(), *STORAGE_METHODS.values()]
-    for method in methods:
-        server.feature(method.name)(_handler(server, method))
+    # The table's methods are not registered here: EngineProtocol finds them itself.
     add_editor_features(server)
     return server
 
@@ -233,15 +302,8 @@ async def serve_connection(
 ) -> None:
     """Serve one client until it exits, disconnects, or breaks the framing."""
 
-    class Writer:
-        def write(self, data: bytes) -> None:
-            write(data)
-
-        def close(self) -> None:
-            server.closed.set()
-
     protocol = server.protocol
-    protocol.set_writer(Writer())
+    protocol.set_writer(_Writer(write, server.closed))
 
     def deliver(message: dict[str, Any]) -> None:
         try:
@@ -281,6 +343,17 @@ async def _tell_feed(feed: Pollable, result: dict[str, Any]) -> None:
         await feed.poll()
 
 
+class _Writer:
+    """Where pygls writes a connection's messages; its close ends the connection."""
+
+    def __init__(self, write: Callable[[bytes], Any], closed: asyncio.Event) -> None:
+        self.write = write
+        self._closed = closed
+
+    def close(self) -> None:
+        self._closed.set()
+
+
 def _handler(server: EngineServer, method: Method[Any, Any, Any]) -> Callable[[Any], Any]:
     async def handle(params: Any) -> dict[str, Any]:
         return await server.call(method, params)
@@ -288,8 +361,13 @@ def _handler(server: EngineServer, method: Method[Any, Any, Any]) -> Callable[[A
     return handle
 
 
+@functools.cache
 def _converter() -> Any:
-    """pygls's converter, but custom methods get their params as the plain JSON they were."""
+    """pygls's converter, but custom methods get their params as the plain JSON they were.
+
+    One for the whole process: it holds no per-connection state, and building one per
+    connection cost each daemon client about 0.25 MB.
+    """
     converter = pygls_converter()  # type: ignore[no-untyped-call]
     for message_type in (JsonRPCRequestMessage, JsonRPCNotification):
         fields = [field.name for field in attrs.fields(message_type)]

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lazy_memory.adapters.config import Settings, load_settings
-from lazy_memory.rpc.cli.common import UsageError, common_flags, print_json
+from lazy_memory.rpc.cli.common import UsageError, common_flags, print_json, refuse_agent
 from lazy_memory.rpc.cli.table import output_width, render
 
 if TYPE_CHECKING:
@@ -70,6 +70,9 @@ def add_commands(commands: Any) -> None:
 
 async def run_engine(arguments: argparse.Namespace) -> int:
     """Serve one client on stdio, or many with --listen; pygls is imported only on this path."""
+    from lazy_memory.rpc.lifecycle import exit_on_sigterm_until_serving, freeze_heap_for_exit
+
+    exit_on_sigterm_until_serving()  # importing and opening the store take a second or two
     from lazy_memory.adapters import open_storage_anyway, service_factory
     from lazy_memory.adapters.config import settings_or_defaults
     from lazy_memory.adapters.polling import PollingFeed
@@ -94,6 +97,7 @@ async def run_engine(arguments: argparse.Namespace) -> int:
         )
     finally:
         await storage.aclose()
+        freeze_heap_for_exit()  # a stop on SIGTERM must be over within about a second
 
 
 def _stdio(arguments: argparse.Namespace, settings: Settings) -> Serve:
@@ -113,8 +117,11 @@ def _stdio(arguments: argparse.Namespace, settings: Settings) -> Serve:
 
 def _daemon(arguments: argparse.Namespace, settings: Settings) -> Serve:
     from lazy_memory.adapters.address import parse_address
+    from lazy_memory.rpc.connection_limits import ConnectionLimits
     from lazy_memory.rpc.daemon import serve_daemon, server_tls_context
 
+    # A daemon writes for whoever holds a token: no agent serves the store, nor creates it.
+    refuse_agent("engine --listen")
     address = parse_address(arguments.listen)
     if (arguments.tls_cert is None) != (arguments.tls_key is None):
         raise UsageError("TLS needs both --tls-cert and --tls-key")
@@ -124,9 +131,12 @@ def _daemon(arguments: argparse.Namespace, settings: Settings) -> Serve:
         else server_tls_context(arguments.tls_cert, arguments.tls_key)
     )
     tokens = _token_store(settings)
+    # Tokens guard nothing if someone else can write them or the store: refuse before listening.
+    tokens.require_private()
 
     async def serve(new_session: SessionFactory) -> int:
-        await serve_daemon(address, new_session, tokens, tls)
+        limits = ConnectionLimits.from_settings(settings)
+        await serve_daemon(address, new_session, tokens, tls, limits)
         return 0
 
     return serve
@@ -134,6 +144,8 @@ def _daemon(arguments: argparse.Namespace, settings: Settings) -> Serve:
 
 async def add_token(arguments: argparse.Namespace) -> int:
     """Create a token and print its secret: the only time anyone sees it."""
+    # An agent that could mint a token could write as a builder through the daemon.
+    refuse_agent("engine token add")
     token, secret = _token_store().add(arguments.role, arguments.name, arguments.task)
     if arguments.json:
         print_json(
@@ -181,6 +193,7 @@ async def list_tokens(arguments: argparse.Namespace) -> int:
 
 async def revoke_token(arguments: argparse.Namespace) -> int:
     """Delete a token: new connections presenting it are refused, open ones run on."""
+    refuse_agent("engine token revoke")
     token = _token_store().revoke(arguments.id)
     if arguments.json:
         print_json(token.model_dump(mode="json"))

@@ -24,10 +24,18 @@ def add_commands(commands: Any) -> None:
 
 async def serve(arguments: argparse.Namespace) -> int:
     """Serve the MCP tools over stdio as the session the environment names, then close."""
+    from lazy_memory.rpc.lifecycle import exit_on_sigterm_until_serving, freeze_heap_for_exit
+
+    exit_on_sigterm_until_serving()
+    # Here, not at the top: building the parser (every command does) must not import them.
+    import asyncio
+    import signal
+
     # The MCP SDK takes about a second to import: only this command may pay for it.
     from lazy_memory.adapters import open_storage_anyway, service_factory
     from lazy_memory.rpc.identity import builder_identity
     from lazy_memory.rpc.logs import configure_logging
+    from lazy_memory.rpc.mcp_stdio import Stdio
     from lazy_memory.rpc.mcp_tools import build_mcp_server
 
     # The SDK logs a line per request at INFO: the client's log wants only what matters.
@@ -38,8 +46,16 @@ async def serve(arguments: argparse.Namespace) -> int:
     # Tools must be served whatever state the store is in: see adapters/reopening.py.
     storage = await open_storage_anyway(settings, config_error)
     service = service_factory(settings, storage)(builder_identity(settings))
+    stdio = Stdio()
+    loop = asyncio.get_running_loop()
+    # SIGTERM (a harness or container stopping the server) answers the requests already
+    # read, then ends the input: the server closes as if the client had, and exits 0.
+    loop.add_signal_handler(signal.SIGTERM, stdio.stop)
     try:
-        await build_mcp_server(service, settings.tool_result_limit_chars).run_stdio_async()
+        server = build_mcp_server(service, settings.tool_result_limit_chars)
+        await server.run_stdio_async(*stdio.streams())
     finally:
+        loop.remove_signal_handler(signal.SIGTERM)
         await service.aclose()
+        freeze_heap_for_exit()  # a stop on SIGTERM must be over within about a second
     return 0

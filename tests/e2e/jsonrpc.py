@@ -67,6 +67,8 @@ class RawClient:
 
     async def request(self, method: str, params: Any = None) -> dict[str, Any]:
         """Send a request and return the whole response message."""
+        if self.receiving.done():  # nothing would ever answer it
+            raise ConnectionError("connection closed")
         message_id = next(self.ids)
         future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
         self.pending[message_id] = future
@@ -135,7 +137,10 @@ class RawClient:
         while True:
             length = None
             while True:
-                line = await self.reader.readline()
+                try:
+                    line = await self.reader.readline()
+                except ConnectionError:  # a reset: closed as surely as by an end of stream
+                    line = b""
                 if not line:
                     for future in self.pending.values():
                         if not future.done():

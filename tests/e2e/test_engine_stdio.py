@@ -119,7 +119,7 @@ async def test_save_recall_history_rm_context_on_the_wire(engine: RawClient) -> 
     [
         ("lazy/memory/recall", {"name": "ghost"}, -32010, "NotFound"),
         ("lazy/memory/rm", {"name": "ghost"}, -32010, "NotFound"),
-        ("lazy/memory/save", {**SAVE, "name": "Bad Name"}, -32011, "InvalidRecord"),
+        ("lazy/memory/save", {**SAVE, "name": "bad/name"}, -32011, "InvalidRecord"),
         ("lazy/memory/save", {**SAVE, "description": "x" * 201}, -32011, "InvalidRecord"),
         ("lazy/memory/save", {**SAVE, "type": "opinion"}, -32011, "InvalidRecord"),
         ("lazy/memory/save", {**SAVE, "if_revision": 4}, -32012, "Conflict"),
