@@ -33,25 +33,17 @@ def floor_ms(plan: Plan) -> float:
 def commands(plan: Plan, store: Store, floor: float) -> list[Measurement]:
     """`lazy memory list` and `lazy memory show NAME` on store: the median wall time of each."""
     name = realistic_records(store.records)[0].name
-    rows = []
-    for arguments in (["list"], ["show", name]):
-        samples = _wall_times(
-            plan, [*lazy_command(), "memory", *arguments], store.environment(), store
+    return [
+        _whole_process(
+            plan,
+            store,
+            floor,
+            f"lazy memory {arguments[0]}",
+            [*lazy_command(), "memory", *arguments],
+            _TARGETS.get(store.records),
         )
-        rows.append(
-            Measurement(
-                f"lazy memory {arguments[0]}, whole process, median",
-                store.backend,
-                store.records,
-                median(samples),
-                "ms",
-                floor=floor,
-                floor_what='python -c "import sqlite3", median',
-                target=_TARGETS.get(store.records),
-                samples=len(samples),
-            )
-        )
-    return rows
+        for arguments in (["list"], ["show", name])
+    ]
 
 
 def launch_commands(plan: Plan, store: Store, floor: float) -> list[Measurement]:
@@ -65,29 +57,51 @@ def launch_commands(plan: Plan, store: Store, floor: float) -> list[Measurement]
 
     hook = [*lazy_command(), "memory", "context", "--hook"]
     launcher = [*lazy_command(), "launch", "claude", "--print-command", "--json"]
-    rows = []
     # --print-command keeps the section's file for the printed command: in a folder of its own.
     with tempfile.TemporaryDirectory(prefix="lazy-bench-launch-") as prompts:
-        for what, command, target, extra in (
-            ("SessionStart hook (lazy memory context --hook)", hook, _LAUNCH_TARGETS, {}),
-            ("lazy launch claude --print-command", launcher, {}, {"TMPDIR": prompts}),
-        ):
-            environment = {**store.environment(), **extra}
-            samples = _wall_times(plan, command, environment, store)
-            rows.append(
-                Measurement(
-                    f"{what}, whole process, median",
-                    store.backend,
-                    store.records,
-                    median(samples),
-                    "ms",
-                    floor=floor,
-                    floor_what='python -c "import sqlite3", median',
-                    target=target.get(store.records),
-                    samples=len(samples),
-                )
-            )
-    return rows
+        return [
+            _whole_process(
+                plan,
+                store,
+                floor,
+                "SessionStart hook (lazy memory context --hook)",
+                hook,
+                _LAUNCH_TARGETS.get(store.records),
+            ),
+            _whole_process(
+                plan,
+                store,
+                floor,
+                "lazy launch claude --print-command",
+                launcher,
+                None,
+                TMPDIR=prompts,
+            ),
+        ]
+
+
+def _whole_process(
+    plan: Plan,
+    store: Store,
+    floor: float,
+    what: str,
+    command: list[str],
+    target: Target | None,
+    **environment: str,
+) -> Measurement:
+    """The median wall time of command on store, against the sqlite3 floor."""
+    samples = _wall_times(plan, command, {**store.environment(), **environment}, store)
+    return Measurement(
+        f"{what}, whole process, median",
+        store.backend,
+        store.records,
+        median(samples),
+        "ms",
+        floor=floor,
+        floor_what='python -c "import sqlite3", median',
+        target=target,
+        samples=len(samples),
+    )
 
 
 def _wall_times(
