@@ -113,7 +113,16 @@ def test_print_command_shows_what_would_run_and_keeps_the_file(
     lazy: Lazy, claude: Path, saved: None
 ) -> None:
     printed = lazy("launch", "claude", "--claude", str(claude), "--print-command", "--", "-p", "hi")
-    described = lazy("launch", "claude", "--print-command", "--json", "--task-id", "t")
+    # Without --claude or LAZY_CLAUDE (which CI sets for the real one), claude on PATH.
+    described = lazy(
+        "launch",
+        "claude",
+        "--print-command",
+        "--json",
+        "--task-id",
+        "t",
+        environment={"LAZY_CLAUDE": ""},
+    )
 
     assert printed.returncode == 0
     words = shlex.split(printed.stdout)
