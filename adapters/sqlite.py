@@ -42,6 +42,12 @@ from typing import Any, TypeVar
 from lazy_memory.adapters.sqlite_connections import close, connect
 from lazy_memory.adapters.sqlite_reader import Reader, SchemaTooOld
 from lazy_memory.adapters.sqlite_search import search_hit, search_statement
+from lazy_memory.adapters.sqlite_space import (
+    disk_full,
+    full_disk_reason,
+    merging,
+    save_needs,
+)
 from lazy_memory.adapters.sqlite_writer import open_writer, transaction
 from lazy_memory.engine.compact import Compact
 from lazy_memory.engine.errors import Conflict, NotFound, StorageUnavailable
@@ -178,9 +184,11 @@ class SqliteStorage:
         """Create, update or revive a record as its next revision, with its history entry."""
         provenance = None if content.provenance is None else content.provenance.model_dump_json()
         row = _Row(content, provenance, operation, actor, at.isoformat())
+        text = len(content.name) + len(content.description) + len(content.body.encode())
+        replaced = [0]
 
         def write(connection: sqlite3.Connection) -> int:
-            current = _latest_revision(connection, content.name)
+            current, replaced[0] = _latest_revision_and_size(connection, content.name)
             if if_revision is not None and if_revision != current:
                 raise Conflict(
                     f"{content.name!r} is at revision {current}, not {if_revision}: "
@@ -189,7 +197,9 @@ class SqliteStorage:
             row.write(connection, current + 1, deleted=False)
             return current + 1
 
-        revision = await self._run(write, write=True, inline=True)
+        revision = await self._run(
+            write, write=True, inline=True, needs=lambda: save_needs(text, replaced[0])
+        )
         return saved_record(content, revision=revision, actor=actor, at=at)
 
     async def remove_record(self, name: str, *, actor: Actor, at: datetime) -> HistoryEntry:
@@ -300,14 +310,22 @@ class SqliteStorage:
 
         return await self._run(fetch, inline=inline)
 
-    async def _run(self, work: Work[_T], *, write: bool = False, inline: bool = False) -> _T:
+    async def _run(
+        self,
+        work: Work[_T],
+        *,
+        write: bool = False,
+        inline: bool = False,
+        needs: Callable[[], int] | None = None,
+    ) -> _T:
         """Run work on the connection, a write as one IMMEDIATE transaction.
 
         inline work (small, quick reads and writes) runs right here on the event loop when
         the database is not busy and no connection has to be opened first, sparing two
         thread hand-offs; anything else, and inline work that found another process holding
         the lock, runs on the connection's thread, which waits out the lock. The one place
-        sqlite3 and OS errors become the engine's StorageUnavailable.
+        sqlite3 and OS errors become the engine's StorageUnavailable; on a full disk it says
+        how much is free and, for a write that gave it, the room it needs.
         """
         async with self._lock:
             if self._closed:
@@ -323,9 +341,13 @@ class SqliteStorage:
                 loop = asyncio.get_running_loop()
                 return await loop.run_in_executor(self._thread, self._attempt, work, write)
             except (sqlite3.Error, OSError) as error:
+                why = (
+                    f" ({full_disk_reason(self._path, needs() if needs else 0)})"
+                    if disk_full(error)
+                    else _why_unwritable(self._path)
+                )
                 raise StorageUnavailable(
-                    f"cannot use the SQLite store at {self._path}: {error}"
-                    f"{_why_unwritable(self._path)}"
+                    f"cannot use the SQLite store at {self._path}: {error}{why}"
                 ) from None
             except (ValueError, KeyError) as error:
                 raise _unreadable(self._path, error) from None
@@ -345,7 +367,7 @@ class SqliteStorage:
         if not write:
             return work(connection)
         try:
-            return transaction(connection, work)
+            return transaction(connection, merging(work, self._path))
         finally:
             # Even a write that failed may have committed, so the marker moves anyway.
             self._writes += 1
@@ -539,8 +561,17 @@ def _why_unwritable(path: Path) -> str:
 
 
 def _latest_revision(connection: sqlite3.Connection, name: str) -> int:
-    row = connection.execute("SELECT revision FROM records WHERE name = ?", (name,)).fetchone()
-    return 0 if row is None else int(row[0])
+    return _latest_revision_and_size(connection, name)[0]
+
+
+def _latest_revision_and_size(connection: sqlite3.Connection, name: str) -> tuple[int, int]:
+    """The name's latest revision (0 if never written) and the bytes of its text, if live."""
+    row = connection.execute(
+        "SELECT revision, CASE deleted WHEN 0 THEN length(CAST(name || description || body "
+        "AS BLOB)) ELSE 0 END FROM records WHERE name = ?",
+        (name,),
+    ).fetchone()
+    return (0, 0) if row is None else (int(row[0]), int(row[1]))
 
 
 def _record(row: Any) -> Record:

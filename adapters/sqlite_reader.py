@@ -21,8 +21,8 @@ of these, chosen from what is on disk at the time:
 
 The schema is checked as each connection opens: a database without one reads as empty; one
 that lacks a migration reads depend on raises SchemaTooOld, for the handle to apply it as a
-write; one from a newer version is refused. Migrations that only add an index do not hold
-reading up (sqlite_schema.INDEX_ONLY).
+write; one from a newer version is refused. Migrations reads do not depend on (an index, the
+search index's merge settings) do not hold reading up (sqlite_schema.READ_NEUTRAL).
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ from lazy_memory.adapters.sqlite_connections import (
     release_read_lock,
     take_read_lock,
 )
-from lazy_memory.adapters.sqlite_schema import INDEX_ONLY, MIGRATIONS
+from lazy_memory.adapters.sqlite_schema import MIGRATIONS, READ_NEUTRAL
 
 _T = TypeVar("_T")
 
@@ -185,7 +185,7 @@ def _schema_ready(connection: sqlite3.Connection, path: Path) -> bool:
     if not applied:
         return False
     missing = [
-        name for name, _ in unapplied(MIGRATIONS, applied, str(path)) if name not in INDEX_ONLY
+        name for name, _ in unapplied(MIGRATIONS, applied, str(path)) if name not in READ_NEUTRAL
     ]
     if missing:
         raise SchemaTooOld(missing)

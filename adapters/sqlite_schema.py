@@ -7,6 +7,7 @@ schema is a new migration at the end.
 from __future__ import annotations
 
 from lazy_memory.adapters.migrations import Migration
+from lazy_memory.adapters.sqlite_space import FTS_SETTINGS
 
 _RECORD_COLUMNS = (
     "name, type, description, body, revision, deleted, updated_at, actor_kind, actor_detail, "
@@ -133,8 +134,13 @@ MIGRATIONS: tuple[Migration, ...] = (
             "ON records (deleted, name, type, description, revision, updated_at)",
         ),
     ),
+    # The search index merges after each write, not inside it (sqlite_space.py).
+    ("0007_search_merges_apart", FTS_SETTINGS),
 )
 
-INDEX_ONLY = frozenset({"0005_live_index", "0006_live_index_updated_at"})
-"""Migrations that only add or replace an index: a database without them reads the same, only
-slower, so a store that cannot be written yet is read without them."""
+READ_NEUTRAL = frozenset(
+    {"0005_live_index", "0006_live_index_updated_at", "0007_search_merges_apart"}
+)
+"""Migrations that change nothing a read depends on (an index added or replaced, the search
+index's merge settings): a database without them reads the same, perhaps slower, so a store
+that cannot be written yet is read without them."""
