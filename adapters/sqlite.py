@@ -39,7 +39,14 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
-from lazy_memory.adapters.sqlite_connections import close, connect
+from lazy_memory.adapters.sql_rows import (
+    HISTORY_COLUMNS,
+    RECORD_COLUMNS,
+    history_from_row,
+    record_from_row,
+)
+from lazy_memory.adapters.sqlite_checkpoint import Checkpointer
+from lazy_memory.adapters.sqlite_connections import close
 from lazy_memory.adapters.sqlite_reader import Reader, SchemaTooOld
 from lazy_memory.adapters.sqlite_search import search_hit, search_statement
 from lazy_memory.adapters.sqlite_space import (
@@ -48,19 +55,24 @@ from lazy_memory.adapters.sqlite_space import (
     merging,
     save_needs,
 )
+from lazy_memory.adapters.sqlite_tables import (
+    DIALECT,
+    LIVE_REVISIONS_QUERY,
+    REMOVED_QUERY,
+    Row,
+    index,
+    latest_revision_and_size,
+)
 from lazy_memory.adapters.sqlite_writer import open_writer, transaction
 from lazy_memory.engine.compact import Compact
 from lazy_memory.engine.errors import Conflict, NotFound, StorageUnavailable
 from lazy_memory.engine.index import IndexEntry
 from lazy_memory.engine.records import (
     Actor,
-    ActorKind,
     HistoryEntry,
     Operation,
-    Provenance,
     Record,
     RecordContent,
-    RecordType,
     saved_record,
 )
 from lazy_memory.engine.search import SearchHit, SearchQuery
@@ -69,32 +81,6 @@ BUSY_TIMEOUT_SECONDS = 30.0
 """How long an operation waits for another process's write lock before it fails."""
 _FIRST_PAUSE_SECONDS = 0.0001
 _MAX_PAUSE_SECONDS = 0.002
-CHECKPOINT_WRITES = 100
-"""Writes by this handle between two of its background checkpoints."""
-_RECORD_COLUMNS = (
-    "name, type, description, body, revision, updated_at, actor_kind, actor_detail, provenance"
-)
-_HISTORY_COLUMNS = (
-    "name, type, description, body, revision, operation, at, actor_kind, actor_detail, provenance"
-)
-_UPSERT_RECORD = (
-    "INSERT INTO records (name, type, description, body, revision, deleted, updated_at, "
-    "actor_kind, actor_detail, provenance) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
-    "ON CONFLICT (name) DO UPDATE SET type = excluded.type, "
-    "description = excluded.description, body = excluded.body, "
-    "revision = excluded.revision, deleted = excluded.deleted, "
-    "updated_at = excluded.updated_at, actor_kind = excluded.actor_kind, "
-    "actor_detail = excluded.actor_detail, provenance = excluded.provenance"
-)
-_APPEND_HISTORY = f"INSERT INTO history ({_HISTORY_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
-_TYPES = {member.value: member for member in RecordType}
-INDEX_QUERY = (
-    "SELECT name, type, description, revision, updated_at FROM records "
-    "WHERE deleted = 0 ORDER BY name"
-)
-"""The index of live records; the records_live_index covers it, so no body is ever read."""
-LIVE_REVISIONS_QUERY = "SELECT name, revision FROM records WHERE deleted = 0"
-REMOVED_QUERY = "SELECT name FROM records WHERE deleted = 1 ORDER BY name"
 
 _T = TypeVar("_T")
 logger = logging.getLogger(__name__)
@@ -123,7 +109,7 @@ class SqliteStorage:
         # data_version ignores this connection's), and this connection's writes.
         self._handle = os.urandom(6).hex()
         self._writes = 0
-        self._checkpointer = _Checkpointer(path)
+        self._checkpointer = Checkpointer(path)
 
     @classmethod
     async def open(cls, path: Path) -> SqliteStorage:
@@ -142,14 +128,14 @@ class SqliteStorage:
     async def list_records(self) -> list[Record]:
         """Every live record, ordered by name."""
         rows = await self._fetch(
-            f"SELECT {_RECORD_COLUMNS} FROM records WHERE deleted = 0 ORDER BY name"
+            f"SELECT {RECORD_COLUMNS} FROM records WHERE deleted = 0 ORDER BY name"
         )
         with _parsing(self._path):
-            return [_record(row) for row in rows]
+            return [record_from_row(row, DIALECT) for row in rows]
 
     async def list_index(self) -> list[IndexEntry]:
         """Every live record's index entry, ordered by name; bodies are never read."""
-        return await self._run(_index)
+        return await self._run(index)
 
     async def change_marker(self) -> str:
         """This handle, the other connections' commits it has seen, and its own writes."""
@@ -163,14 +149,14 @@ class SqliteStorage:
     async def get_record(self, name: str) -> Record:
         """The live record called name."""
         rows = await self._fetch(
-            f"SELECT {_RECORD_COLUMNS} FROM records WHERE name = ? AND deleted = 0",
+            f"SELECT {RECORD_COLUMNS} FROM records WHERE name = ? AND deleted = 0",
             (name,),
             inline=True,
         )
         if not rows:
             raise NotFound(f"no record named {name!r}")
         with _parsing(self._path):
-            return _record(rows[0])
+            return record_from_row(rows[0], DIALECT)
 
     async def save_record(
         self,
@@ -183,12 +169,12 @@ class SqliteStorage:
     ) -> Record:
         """Create, update or revive a record as its next revision, with its history entry."""
         provenance = None if content.provenance is None else content.provenance.model_dump_json()
-        row = _Row(content, provenance, operation, actor, at.isoformat())
+        row = Row(content, provenance, operation, actor, at.isoformat())
         text = len(content.name) + len(content.description) + len(content.body.encode())
         replaced = [0]
 
         def write(connection: sqlite3.Connection) -> int:
-            current, replaced[0] = _latest_revision_and_size(connection, content.name)
+            current, replaced[0] = latest_revision_and_size(connection, content.name)
             if if_revision is not None and if_revision != current:
                 raise Conflict(
                     f"{content.name!r} is at revision {current}, not {if_revision}: "
@@ -208,11 +194,11 @@ class SqliteStorage:
 
         def write(connection: sqlite3.Connection) -> HistoryEntry:
             row = connection.execute(
-                f"SELECT {_RECORD_COLUMNS} FROM records WHERE name = ? AND deleted = 0", (name,)
+                f"SELECT {RECORD_COLUMNS} FROM records WHERE name = ? AND deleted = 0", (name,)
             ).fetchone()
             if row is None:
                 raise NotFound(f"no record named {name!r}")
-            live = _record(row)
+            live = record_from_row(row, DIALECT)
             entry = HistoryEntry(
                 name=live.name,
                 type=live.type,
@@ -224,7 +210,7 @@ class SqliteStorage:
                 actor=actor,
                 at=at,
             )
-            _Row(live, row[-1], Operation.REMOVE, actor, stamp).write(
+            Row(live, row[-1], Operation.REMOVE, actor, stamp).write(
                 connection, entry.revision, deleted=True
             )
             return entry
@@ -234,13 +220,13 @@ class SqliteStorage:
     async def history(self, name: str | None = None) -> list[HistoryEntry]:
         """Every history entry in write order, or those of one name."""
         if name is None:
-            rows = await self._fetch(f"SELECT {_HISTORY_COLUMNS} FROM history ORDER BY seq")
+            rows = await self._fetch(f"SELECT {HISTORY_COLUMNS} FROM history ORDER BY seq")
         else:
             rows = await self._fetch(
-                f"SELECT {_HISTORY_COLUMNS} FROM history WHERE name = ? ORDER BY seq", (name,)
+                f"SELECT {HISTORY_COLUMNS} FROM history WHERE name = ? ORDER BY seq", (name,)
             )
         with _parsing(self._path):
-            return [_history_entry(row) for row in rows]
+            return [history_from_row(row, DIALECT) for row in rows]
 
     async def live_revisions(self) -> dict[str, int]:
         """The current revision of every live record."""
@@ -408,108 +394,6 @@ class SqliteStorage:
             pause = min(pause * 2, _MAX_PAUSE_SECONDS)
 
 
-class _Checkpointer:
-    """Copies the WAL back into the database in the background, off every commit's path.
-
-    SQLite's automatic checkpoint runs inside the commit that crosses its threshold, two
-    fsyncs included: the one save that pays waits milliseconds (tens on a busy disk), and an
-    inline save holds up the event loop meanwhile. Here, every CHECKPOINT_WRITES writes, a
-    PASSIVE checkpoint (it never waits for, or blocks, readers and writers) runs on a thread
-    and connection of its own. The automatic checkpoint stays (sqlite_writer.py), as a
-    bound on the WAL for stores that only short-lived processes write to.
-    """
-
-    def __init__(self, path: Path) -> None:
-        self._path = path
-        self._thread: ThreadPoolExecutor | None = None
-        self._connection: sqlite3.Connection | None = None
-        self._running: asyncio.Future[None] | None = None
-        self._writes = 0
-
-    def wrote(self) -> None:
-        """Count one write; start a checkpoint if enough were made and none is running."""
-        self._writes += 1
-        if self._writes < CHECKPOINT_WRITES or not (self._running is None or self._running.done()):
-            return
-        self._writes = 0
-        if self._thread is None:
-            self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="lazy-wal")
-        self._running = asyncio.get_running_loop().run_in_executor(self._thread, self._checkpoint)
-
-    async def aclose(self) -> None:
-        """Wait for a running checkpoint, then close the connection and end the thread."""
-        if self._running is not None:
-            await asyncio.wait([self._running])
-        if self._connection is not None:
-            with contextlib.suppress(sqlite3.Error):
-                close(self._connection)
-            self._connection = None
-        if self._thread is not None:
-            self._thread.shutdown(wait=False)
-
-    def _checkpoint(self) -> None:
-        # A checkpoint that cannot run now is only put off: the next one, or SQLite's own,
-        # copies the same pages.
-        try:
-            if self._connection is None:
-                self._connection = connect(self._path)
-            self._connection.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
-        except sqlite3.Error as error:
-            logger.debug("background checkpoint of %s skipped: %s", self._path, error)
-
-
-class _Row:
-    """A write's values as the records and history tables hold them."""
-
-    def __init__(
-        self,
-        content: RecordContent,
-        provenance: str | None,
-        operation: Operation,
-        actor: Actor,
-        at: str,
-    ) -> None:
-        self.content = content
-        self.provenance = provenance
-        self.operation = operation
-        self.actor = actor
-        self.at = at
-
-    def write(self, connection: sqlite3.Connection, revision: int, *, deleted: bool) -> None:
-        """Make this the name's current state as revision, and append it to the history."""
-        content, actor = self.content, self.actor
-        connection.execute(
-            _UPSERT_RECORD,
-            (
-                content.name,
-                content.type.value,
-                content.description,
-                content.body,
-                revision,
-                int(deleted),
-                self.at,
-                actor.kind.value,
-                actor.detail,
-                self.provenance,
-            ),
-        )
-        connection.execute(
-            _APPEND_HISTORY,
-            (
-                content.name,
-                content.type.value,
-                content.description,
-                content.body,
-                revision,
-                self.operation.value,
-                self.at,
-                actor.kind.value,
-                actor.detail,
-                self.provenance,
-            ),
-        )
-
-
 @contextlib.contextmanager
 def _parsing(path: Path) -> Iterator[None]:
     """Turn a row that does not parse into StorageUnavailable, as _run does its errors."""
@@ -538,16 +422,6 @@ def _busy(error: sqlite3.OperationalError) -> bool:
     return bool(code & 0xFF == sqlite3.SQLITE_BUSY)
 
 
-def _index(connection: sqlite3.Connection) -> list[IndexEntry]:
-    cursor = connection.execute(INDEX_QUERY)
-    # Straight from the cursor, so no second list of rows is ever held.
-    parse = datetime.fromisoformat
-    return [
-        IndexEntry(name, _TYPES[type_], description, revision, parse(updated_at))
-        for name, type_, description, revision, updated_at in cursor
-    ]
-
-
 def _why_unwritable(path: Path) -> str:
     """A hint for SQLite's vague "unable to open database file" when the folder is the cause."""
     try:
@@ -558,50 +432,3 @@ def _why_unwritable(path: Path) -> str:
     if not os.access(path.parent, os.W_OK):
         return " (its folder is not writable, and SQLite needs to create files beside it)"
     return ""
-
-
-def _latest_revision(connection: sqlite3.Connection, name: str) -> int:
-    return _latest_revision_and_size(connection, name)[0]
-
-
-def _latest_revision_and_size(connection: sqlite3.Connection, name: str) -> tuple[int, int]:
-    """The name's latest revision (0 if never written) and the bytes of its text, if live."""
-    row = connection.execute(
-        "SELECT revision, CASE deleted WHEN 0 THEN length(CAST(name || description || body "
-        "AS BLOB)) ELSE 0 END FROM records WHERE name = ?",
-        (name,),
-    ).fetchone()
-    return (0, 0) if row is None else (int(row[0]), int(row[1]))
-
-
-def _record(row: Any) -> Record:
-    name, type_, description, body, revision, updated_at, actor_kind, actor_detail, origin = row
-    return Record(
-        name=name,
-        type=_TYPES[type_],
-        description=description,
-        body=body,
-        provenance=_provenance(origin),
-        revision=revision,
-        updated_at=datetime.fromisoformat(updated_at),
-        updated_by=Actor(kind=ActorKind(actor_kind), detail=actor_detail),
-    )
-
-
-def _history_entry(row: Any) -> HistoryEntry:
-    name, type_, description, body, revision, operation, at, actor_kind, actor_detail, origin = row
-    return HistoryEntry(
-        name=name,
-        type=_TYPES[type_],
-        description=description,
-        body=body,
-        provenance=_provenance(origin),
-        revision=revision,
-        operation=Operation(operation),
-        at=datetime.fromisoformat(at),
-        actor=Actor(kind=ActorKind(actor_kind), detail=actor_detail),
-    )
-
-
-def _provenance(stored: str | None) -> Provenance | None:
-    return None if stored is None else Provenance.model_validate_json(stored)

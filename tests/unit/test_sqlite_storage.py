@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from lazy_memory.adapters import sqlite as sqlite_backend
+from lazy_memory.adapters import sqlite_checkpoint, sqlite_tables
 from lazy_memory.adapters.sqlite import SqliteStorage
 from lazy_memory.adapters.sqlite_schema import MIGRATIONS
 from lazy_memory.adapters.sqlite_space import CRISIS_SEGMENTS
@@ -95,9 +96,9 @@ async def test_the_index_reads_never_touch_the_records_table(tmp_path: Path) -> 
 
     with sqlite3.connect(path) as connection:
         for sql in (
-            sqlite_backend.INDEX_QUERY,
-            sqlite_backend.LIVE_REVISIONS_QUERY,
-            sqlite_backend.REMOVED_QUERY,
+            sqlite_tables.INDEX_QUERY,
+            sqlite_tables.LIVE_REVISIONS_QUERY,
+            sqlite_tables.REMOVED_QUERY,
         ):
             plan = " ".join(row[3] for row in connection.execute(f"EXPLAIN QUERY PLAN {sql}"))
             assert "COVERING INDEX records_live_index" in plan, (sql, plan)
@@ -149,7 +150,7 @@ async def test_a_lock_held_past_the_busy_timeout_fails_the_save_and_writes_nothi
 async def test_the_wal_is_checkpointed_in_the_background_after_enough_writes(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(sqlite_backend, "CHECKPOINT_WRITES", 5)
+    monkeypatch.setattr(sqlite_checkpoint, "CHECKPOINT_WRITES", 5)
     path = tmp_path / "memory.db"
     await created(path)
     storage = await SqliteStorage.open(path)

@@ -1,0 +1,107 @@
+"""The SQLite backend's statements on its records table: a write's row, the index, revisions.
+
+The columns and the mapping of a row to a record are the SQL backends' shared ones
+(sql_rows.py); what is here is SQLite's own SQL.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from datetime import datetime
+
+from lazy_memory.adapters.sql_rows import HISTORY_COLUMNS, TYPES, Dialect
+from lazy_memory.engine.index import IndexEntry
+from lazy_memory.engine.records import Actor, Operation, RecordContent
+
+DIALECT = Dialect(text=None, time=datetime.fromisoformat)
+"""SQLite keeps text as written and times as ISO text."""
+UPSERT_RECORD = (
+    "INSERT INTO records (name, type, description, body, revision, deleted, updated_at, "
+    "actor_kind, actor_detail, provenance) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+    "ON CONFLICT (name) DO UPDATE SET type = excluded.type, "
+    "description = excluded.description, body = excluded.body, "
+    "revision = excluded.revision, deleted = excluded.deleted, "
+    "updated_at = excluded.updated_at, actor_kind = excluded.actor_kind, "
+    "actor_detail = excluded.actor_detail, provenance = excluded.provenance"
+)
+APPEND_HISTORY = f"INSERT INTO history ({HISTORY_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+INDEX_QUERY = (
+    "SELECT name, type, description, revision, updated_at FROM records "
+    "WHERE deleted = 0 ORDER BY name"
+)
+"""The index of live records; the records_live_index covers it, so no body is ever read."""
+LIVE_REVISIONS_QUERY = "SELECT name, revision FROM records WHERE deleted = 0"
+REMOVED_QUERY = "SELECT name FROM records WHERE deleted = 1 ORDER BY name"
+
+
+class Row:
+    """A write's values as the records and history tables hold them."""
+
+    def __init__(
+        self,
+        content: RecordContent,
+        provenance: str | None,
+        operation: Operation,
+        actor: Actor,
+        at: str,
+    ) -> None:
+        self.content = content
+        self.provenance = provenance
+        self.operation = operation
+        self.actor = actor
+        self.at = at
+
+    def write(self, connection: sqlite3.Connection, revision: int, *, deleted: bool) -> None:
+        """Make this the name's current state as revision, and append it to the history."""
+        content, actor = self.content, self.actor
+        connection.execute(
+            UPSERT_RECORD,
+            (
+                content.name,
+                content.type.value,
+                content.description,
+                content.body,
+                revision,
+                int(deleted),
+                self.at,
+                actor.kind.value,
+                actor.detail,
+                self.provenance,
+            ),
+        )
+        connection.execute(
+            APPEND_HISTORY,
+            (
+                content.name,
+                content.type.value,
+                content.description,
+                content.body,
+                revision,
+                self.operation.value,
+                self.at,
+                actor.kind.value,
+                actor.detail,
+                self.provenance,
+            ),
+        )
+
+
+def index(connection: sqlite3.Connection) -> list[IndexEntry]:
+    """Every live record's index entry, ordered by name."""
+    cursor = connection.execute(INDEX_QUERY)
+    # Straight from the cursor, so no second list of rows is ever held.
+    parse = datetime.fromisoformat
+    return [
+        IndexEntry(name, TYPES[type_], description, revision, parse(updated_at))
+        for name, type_, description, revision, updated_at in cursor
+    ]
+
+
+def latest_revision_and_size(connection: sqlite3.Connection, name: str) -> tuple[int, int]:
+    """The name's latest revision (0 if never written) and the bytes of its text, if live."""
+    row = connection.execute(
+        "SELECT revision, CASE deleted WHEN 0 THEN length(CAST(name || description || body "
+        "AS BLOB)) ELSE 0 END FROM records WHERE name = ?",
+        (name,),
+    ).fetchone()
+    return (0, 0) if row is None else (int(row[0]), int(row[1]))
