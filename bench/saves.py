@@ -144,8 +144,10 @@ async def _concurrent_rows(
     repeats = max(1, min(plan.repeat, affordable // each))
     rounds += [await _together(savers, each) for _ in range(repeats)]
     acknowledged = sum(round_.done for round_ in rounds)
+    # A save equal to the live revision is acknowledged as unchanged and writes nothing.
+    written = acknowledged - sum(round_.unchanged for round_ in rounds)
     failures = [failure for round_ in rounds for failure in round_.failures]
-    lost = before + acknowledged - await history_length(store)
+    lost = before + written - await history_length(store)
     failed_note = f"; {len(failures)} saves failed, first: {failures[0]}" if failures else ""
     return [
         Measurement(
@@ -178,6 +180,8 @@ class _Round:
 
     seconds: float
     done: int
+    unchanged: int
+    """Of the calls done, the saves answered `unchanged`: they wrote nothing."""
     failures: list[str]
 
     @property
@@ -189,21 +193,24 @@ class _Round:
 async def _together(calls: Sequence[Save], each: int) -> _Round:
     """Every call made each times in sequence, all calls at once."""
     failures: list[str] = []
+    unchanged = 0
 
     async def run(call: Save) -> int:
+        nonlocal unchanged
         done = 0
         for _ in range(each):
             try:
-                await call()
+                answer = await call()
             except RequestFailed as error:
                 failures.append(str(error))
             else:
                 done += 1
+                unchanged += isinstance(answer, dict) and bool(answer.get("unchanged"))
         return done
 
     start = time.perf_counter()
     done = sum(await asyncio.gather(*(run(call) for call in calls)))
-    return _Round(time.perf_counter() - start, done, failures)
+    return _Round(time.perf_counter() - start, done, unchanged, failures)
 
 
 def _rate(milliseconds: Sequence[float]) -> float:

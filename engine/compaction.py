@@ -4,7 +4,10 @@ A compact is derived from the records and from nothing else: every generation re
 records, never the previous compact. Its generators are the mechanical one (grouped by
 type, every name and description kept: lossless) and a language model, whose summary is
 repaired by appending, verbatim, every record it failed to name. A candidate is accepted
-only if the assembled section with it is smaller than the section without any compact.
+only if the assembled section with it is smaller than the section without any compact and no
+bigger than what launches inject now (the current compact with its catch-up lines): a
+compact never makes injection bigger. A rejection names the remedy that then works, the one
+doctor gives too.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ import re
 from collections.abc import Sequence
 from datetime import datetime
 from enum import StrEnum
+from typing import NamedTuple
 
 from pydantic import BaseModel
 
@@ -25,10 +29,12 @@ from lazy_memory.engine.visible import visible_line
 
 MECHANICAL = "mechanical"
 NOT_COVERED = "## Not covered by the summary above"
-WHAT_HELPS = (
-    "What helps instead: remove stale records (`lazy memory rm`), shorten long descriptions, "
-    "or raise [memory] warn_bytes if this size is acceptable."
+CURATE = (
+    "curate the records: remove stale ones (`lazy memory rm NAME`), merge overlapping ones, "
+    "shorten long descriptions; or raise [memory] warn_bytes in lazy.toml if this size is "
+    "acceptable"
 )
+"""The remedy when no compact can help (a sentence's second half: callers capitalize it)."""
 
 
 class Mode(StrEnum):
@@ -123,6 +129,68 @@ def new_compact(
     )
 
 
+class Sizes(NamedTuple):
+    """What the never-grow rule compares: UTF-8 bytes of three assembled sections."""
+
+    without: int
+    """The plain index: the section with no compact."""
+    now: int
+    """What launches inject now: the current compact and its catch-up lines, else the plain
+    index."""
+    candidate: int
+    """The section with the candidate, which covers every record (nothing is newer)."""
+
+    @property
+    def accepted(self) -> bool:
+        """Smaller than the plain index, and no bigger than what launches inject now."""
+        return self.candidate < self.without and self.candidate <= self.now
+
+    @property
+    def clearing_helps(self) -> bool:
+        """What launches inject now costs more than the plain index would."""
+        return self.now > self.without
+
+
+def measure(
+    records: Sequence[Indexed],
+    candidate: Compact,
+    current: Compact | None,
+    removed: Sequence[str],
+) -> Sizes:
+    """The sizes that judge candidate, against the current compact (and what was removed since)."""
+    without = assembled_size(records, None, [])
+    now = without if current is None else assembled_size(records, current, removed)
+    return Sizes(without=without, now=now, candidate=assembled_size(records, candidate, []))
+
+
+def why_rejected(judged: Sizes) -> str:
+    """What a rejected candidate would do to the section, with the sizes it was judged on."""
+    if judged.candidate >= judged.without:
+        injected = "" if judged.now == judged.without else f", {judged.now} bytes injected now"
+        return (
+            f"would not shrink the injected memory section ({judged.candidate} bytes with it, "
+            f"{judged.without} bytes without{injected})"
+        )
+    return (
+        f"would make the injected memory section bigger than it is now ({judged.candidate} bytes "
+        f"with it, {judged.now} bytes now with the current compact and what was written since it, "
+        f"{judged.without} bytes with the plain index)"
+    )
+
+
+def clear_remedy(now: int, without: int) -> str:
+    """The remedy when what launches inject now costs more than the plain index."""
+    return (
+        f"run `lazy memory compact --clear`: the plain index ({without} bytes) is smaller than "
+        f"what launches inject now ({now} bytes)"
+    )
+
+
+def what_helps(judged: Sizes) -> str:
+    """The remedy that works once a compact of these records is rejected; doctor's too."""
+    return clear_remedy(judged.now, judged.without) if judged.clearing_helps else CURATE
+
+
 def sizes(records: Sequence[Indexed], candidate: Compact) -> tuple[int, int]:
     """Bytes of the section without any compact, and with the candidate (nothing newer)."""
     return assembled_size(records, None, []), assembled_size(records, candidate, [])
@@ -134,14 +202,23 @@ def shrinks(records: Sequence[Indexed], candidate: Compact) -> bool:
     return with_candidate < without
 
 
-def reject(records: Sequence[Indexed], candidate: Compact, *, kept_old: bool) -> CompactRejected:
-    """The error for a candidate that does not shrink the section, with both sizes."""
-    without, with_candidate = sizes(records, candidate)
+def reject(
+    candidate: Compact,
+    judged: Sizes,
+    *,
+    kept_old: bool,
+    fallback_reason: str | None = None,
+) -> CompactRejected:
+    """The error for a rejected candidate: its sizes, why auto fell back, and what helps."""
     kept = "the previous compact is kept and still injected" if kept_old else "no compact"
+    # The reason auto fell back is said even here: it is why no model did better.
+    fell_back = ""
+    if fallback_reason is not None:
+        fell_back = f"fell back to the mechanical generator ({fallback_reason}), but "
     return CompactRejected(
-        f"the {candidate.generator} compact would not shrink the injected memory section "
-        f"({with_candidate} bytes with it, {without} bytes without): nothing was written "
-        f"and {kept}. {WHAT_HELPS}"
+        f"{fell_back}the {candidate.generator} compact {why_rejected(judged)}: nothing was "
+        f"written and {kept}. What helps instead: {what_helps(judged)}.",
+        fallback_reason=fallback_reason,
     )
 
 

@@ -1,7 +1,10 @@
 """`lazy doctor`'s diagnosis: the injected size, the compact's freshness, and what helps.
 
-The remedy is conditional: compact when there is no compact (and one would help) or the
-compact is behind the records; otherwise curate the records or raise warn_bytes. A current
+The remedy is conditional, and it is always one that then succeeds (never a circle with
+`lazy memory compact`): compact when a compact of the records would be accepted by the
+never-grow rule (compaction.measure, the same check the command makes) and there is no
+compact or it is behind; clear a compact that costs more than the plain index when a
+recompact would be rejected; otherwise curate the records or raise warn_bytes. A current
 compact is never the thing to redo: regenerating it from the same records cannot help.
 """
 
@@ -14,7 +17,15 @@ from enum import StrEnum
 from pydantic import BaseModel
 
 from lazy_memory.engine.compact import Compact
-from lazy_memory.engine.compaction import mechanical_summary, new_compact, shrinks
+from lazy_memory.engine.compaction import (
+    CURATE,
+    clear_remedy,
+    measure,
+    mechanical_summary,
+    new_compact,
+    what_helps,
+    why_rejected,
+)
 from lazy_memory.engine.context import Role, assembled_size, launch_context, written_since
 from lazy_memory.engine.delivery import deliver, harness_length
 from lazy_memory.engine.index import Indexed
@@ -26,6 +37,8 @@ class Remedy(StrEnum):
 
     NONE = "none"
     COMPACT = "compact"
+    CLEAR = "clear"
+    """`lazy memory compact --clear`: the compact costs more than the plain index."""
     CURATE = "curate"
 
 
@@ -78,7 +91,7 @@ def diagnose(
     plain = assembled_size(records, None, [])
     newer = [] if compact is None else [record.name for record in written_since(records, compact)]
     behind = compact is not None and bool(newer or removed)
-    remedy, advice = _remedy(size, warn_bytes, records, compact, behind, now)
+    remedy, advice = _remedy(size, plain, warn_bytes, records, compact, removed, behind, now)
     if compact_error is not None:
         advice = (
             f"The compact cannot be read ({compact_error}), so launches get the plain index: "
@@ -125,6 +138,7 @@ def hook_fit(
         if (
             harness_length(launch_context(Role.BUILDER, records, trial, [], warn_bytes).text)
             <= limit
+            and measure(records, trial, compact, removed).accepted
         ):
             remedies.append("run `lazy memory compact`: a compact of these records fits it")
         remedies.append(
@@ -159,26 +173,44 @@ def _mechanical_trial(records: Sequence[Indexed], now: datetime) -> Compact:
 
 def _remedy(
     size: int,
+    plain: int,
     warn_bytes: int,
     records: Sequence[Indexed],
     compact: Compact | None,
+    removed: list[str],
     behind: bool,
     now: datetime,
 ) -> tuple[Remedy, str]:
     if size <= warn_bytes:
         return Remedy.NONE, f"The injected memory is within its advisory size ({warn_bytes} bytes)."
-    curate = (
-        "Curate the records: remove stale ones (`lazy memory rm NAME`), merge overlapping ones, "
-        "shorten long descriptions; or raise [memory] warn_bytes in lazy.toml if this size "
-        "is acceptable."
-    )
-    if behind:
+    if compact is not None and not behind:
+        if size > plain:
+            return Remedy.CLEAR, (
+                "The compact is current but costs more than the plain index; "
+                + clear_remedy(size, plain)
+                + "."
+            )
+        return Remedy.CURATE, (
+            "The compact is current, so compacting again cannot help. " + _sentence(CURATE)
+        )
+    # The mechanical compact is what `lazy memory compact` falls back to: if the never-grow
+    # rule accepts it, the command succeeds whatever a model does.
+    judged = measure(records, _mechanical_trial(records, now), compact, removed)
+    if judged.accepted:
+        if compact is None:
+            return Remedy.COMPACT, "There is no compact: run `lazy memory compact` to write one."
         return Remedy.COMPACT, (
             "The compact is behind the records: run `lazy memory compact` to fold the newer "
             "writes and removals into it."
         )
     if compact is None:
-        if shrinks(records, _mechanical_trial(records, now)):
-            return Remedy.COMPACT, "There is no compact: run `lazy memory compact` to write one."
-        return Remedy.CURATE, "A compact would not make this section smaller. " + curate
-    return Remedy.CURATE, "The compact is current, so compacting again cannot help. " + curate
+        return Remedy.CURATE, "A compact would not make this section smaller. " + _sentence(CURATE)
+    remedy = Remedy.CLEAR if judged.clearing_helps else Remedy.CURATE
+    return remedy, (
+        "The compact is behind the records, but `lazy memory compact` would be rejected: a new "
+        f"compact {why_rejected(judged)}. Instead, {what_helps(judged)}."
+    )
+
+
+def _sentence(clause: str) -> str:
+    return clause[0].upper() + clause[1:] + "."

@@ -8,7 +8,7 @@ The tree::
     ├── Conflict                 -32012  an if_revision compare-and-swap did not match
     ├── PermissionDenied         -32013  the session may not write (an agent)
     ├── StorageUnavailable       -32014  the store cannot be opened, read or written
-    ├── CompactRejected          -32015  a compact candidate would not shrink the index
+    ├── CompactRejected          -32015  a compact candidate would grow the section
     ├── LLMUnavailable           -32016  the summarizer model could not be used
     ├── InvalidConfig            -32017  lazy.toml or a LAZY_* variable is malformed
     └── InvalidQuery             -32018  a search query is malformed (says where)
@@ -31,6 +31,11 @@ class LazyMemoryError(Exception):
     def __init__(self, message: str) -> None:
         super().__init__(message)
         self.message = message
+
+    @property
+    def data(self) -> dict[str, object]:
+        """What a client may act on besides the message: the JSON-RPC error's data."""
+        return {}
 
 
 class NotFound(LazyMemoryError):
@@ -64,9 +69,19 @@ class StorageUnavailable(LazyMemoryError):
 
 
 class CompactRejected(LazyMemoryError):
-    """A compact candidate was not smaller than the index it would replace."""
+    """A compact candidate would have grown the section, or not shrunk the plain index."""
 
     code = -32015
+
+    def __init__(self, message: str, *, fallback_reason: str | None = None) -> None:
+        super().__init__(message)
+        self.fallback_reason = fallback_reason
+        """Why auto used the mechanical generator before that one was rejected too."""
+
+    @property
+    def data(self) -> dict[str, object]:
+        """The fallback reason, when auto fell back before the rejection."""
+        return {} if self.fallback_reason is None else {"fallback_reason": self.fallback_reason}
 
 
 class LLMUnavailable(LazyMemoryError):

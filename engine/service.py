@@ -11,7 +11,7 @@ from pydantic import BaseModel
 
 from lazy_memory.engine import compaction
 from lazy_memory.engine.compact import Compact
-from lazy_memory.engine.compaction import CompactOutcome, Mode
+from lazy_memory.engine.compaction import CompactOutcome, Mode, measure
 from lazy_memory.engine.context import (
     OVER_THRESHOLD_LOG,
     LaunchContext,
@@ -51,6 +51,13 @@ from lazy_memory.engine.records import (
     RecordContent,
     authored_content,
     is_unicode,
+)
+from lazy_memory.engine.saving import (
+    SavedRecord,
+    removed_conflict,
+    same_content,
+    saved,
+    tombstone,
 )
 from lazy_memory.engine.search import DEFAULT_LIMIT, MAX_LIMIT, SearchHit, parse_query
 
@@ -178,14 +185,16 @@ class MemoryService:
         description: str | None = None,
         body: str | None = None,
         if_revision: int | None = None,
-    ) -> Record:
+    ) -> SavedRecord:
         """Create, update or revive a record, every authoring rule applied.
 
-        On an update, a field left as None keeps its current value; the merge is itself a
-        compare-and-swap on the revision it read, retried if another writer got in between,
-        so a concurrent write is never silently overwritten with stale fields. A name the
-        store held before the name rule stays writable by its exact name (engine/names.py),
-        and an imported record keeps its provenance through later edits.
+        On an update, a field left as None keeps its current value, and on a revival its
+        value in the last live revision; the merge is itself a compare-and-swap on the
+        revision it read, retried if another writer got in between, so a concurrent write is
+        never silently overwritten with stale fields. A save that changes nothing writes
+        nothing (engine/saving.py). A name the store held before the name rule stays
+        writable by its exact name (engine/names.py), and an imported record keeps its
+        provenance through later edits.
         """
         self._require_writer()
         held = await check_writable_name(name, self.storage)
@@ -194,10 +203,14 @@ class MemoryService:
                 name, type, description, body, held_name=held, max_body_bytes=self.max_body_bytes
             )
             current = await self.find(name)
-            return await self._write(_with_provenance(content, current), if_revision)
+            base = current or await self._removal(name)
+            return await self._save_content(
+                _with_provenance(content, base), current, if_revision, if_revision
+            )
         for _ in range(_MERGE_ATTEMPTS):
             current = await self.find(name)
-            if current is None:
+            base = current or await self._removal(name)
+            if base is None:
                 if type is None or description is None:
                     raise InvalidRecord(
                         f"{name!r} is a new record: give it a type and a description"
@@ -214,17 +227,17 @@ class MemoryService:
             else:
                 content = authored_content(
                     name,
-                    type if type is not None else current.type,
-                    description if description is not None else current.description,
-                    body if body is not None else current.body,
+                    type if type is not None else base.type,
+                    description if description is not None else base.description,
+                    body if body is not None else base.body,
                     held_name=held,
                     # A body kept as it is was not written now: an import may have set it.
                     max_body_bytes=None if body is None else self.max_body_bytes,
                 )
-                content = _with_provenance(content, current)
-                expected = if_revision if if_revision is not None else current.revision
+                content = _with_provenance(content, base)
+                expected = if_revision if if_revision is not None else base.revision
             try:
-                return await self._write(content, expected)
+                return await self._save_content(content, current, expected, if_revision)
             except Conflict:
                 if if_revision is not None:
                     raise
@@ -294,17 +307,18 @@ class MemoryService:
         )
 
     async def compact(self, mode: Mode) -> CompactOutcome:
-        """Generate a compact from the records and store it, if it shrinks the section.
+        """Generate a compact from the records and store it, if it never grows the section.
 
-        The records and their history are only read. auto falls back to the mechanical
-        generator on any model failure or on a summary that would not shrink the section;
-        llm fails loudly instead. A rejected candidate writes nothing.
+        The records and their history are only read. A candidate must shrink the plain index
+        and be no bigger than what launches inject now (compaction.measure). auto falls back
+        to the mechanical generator on any model failure or rejected summary; llm fails
+        loudly instead. A rejected candidate writes nothing.
         """
         self._require_writer()
         # The section is about to change, and a big store's cached one would only add to
         # this call's peak memory.
         self._contexts = None
-        records = await self.storage.list_index()
+        records, current, removed, _ = await self._injected_state()
         if not records:
             raise CompactRejected("there are no records to compact")
         fallback_reason: str | None = None
@@ -317,32 +331,29 @@ class MemoryService:
                 if mode is Mode.LLM:
                     raise
                 fallback_reason = error.message
-            if candidate is not None and not compaction.shrinks(records, candidate):
-                if mode is Mode.LLM:
-                    raise await self._rejected(records, candidate)
-                without, with_candidate = compaction.sizes(records, candidate)
-                fallback_reason = (
-                    f"the model's summary would not shrink the section ({with_candidate} bytes "
-                    f"with it, {without} without)"
-                )
-                candidate, omitted = None, []
-        if candidate is None:
+        judged = None if candidate is None else measure(records, candidate, current, removed)
+        if judged is not None and not judged.accepted and mode is Mode.AUTO:
+            fallback_reason = f"the model's summary {compaction.why_rejected(judged)}"
+            candidate, omitted, judged = None, [], None
+        if candidate is None or judged is None:
             candidate = self._new_compact(
                 records, compaction.mechanical_summary(records), compaction.MECHANICAL, None
             )
-            if not compaction.shrinks(records, candidate):
-                raise await self._rejected(records, candidate)
-        without, with_candidate = compaction.sizes(records, candidate)
+            judged = measure(records, candidate, current, removed)
+        if not judged.accepted:
+            raise compaction.reject(
+                candidate, judged, kept_old=current is not None, fallback_reason=fallback_reason
+            )
         record_count = len(records)
-        # At 100,000 records the index is tens of megabytes: let it go before the compact is
-        # serialized for the store, and answered.
-        del records
+        # At 100,000 records the index and the old compact are tens of megabytes: let them go
+        # before the new compact is serialized for the store, and answered.
+        del records, current
         await self.storage.put_compact(candidate)
         return CompactOutcome(
             compact=candidate,
             record_count=record_count,
-            bytes_without=without,
-            bytes_with=with_candidate,
+            bytes_without=judged.without,
+            bytes_with=judged.candidate,
             fallback_reason=fallback_reason,
             omitted=[record.name for record in omitted],
         )
@@ -494,12 +505,6 @@ class MemoryService:
         compact = self._new_compact(records, summary, self.summarizer.name, self.summarizer.model)
         return compact, omitted
 
-    async def _rejected(self, records: list[IndexEntry], candidate: Compact) -> CompactRejected:
-        # Only a rejection reads the old compact (to say it is kept): at 100,000 records it
-        # is megabytes to parse.
-        kept_old = await self.storage.get_compact() is not None
-        return compaction.reject(records, candidate, kept_old=kept_old)
-
     def _new_compact(
         self, records: list[IndexEntry], summary: str, generator: str, model: str | None
     ) -> Compact:
@@ -511,6 +516,30 @@ class MemoryService:
             generated_at=self.clock.now(),
             generated_by=self.identity.actor,
         )
+
+    async def _removal(self, name: str) -> HistoryEntry | None:
+        """The tombstone of a removed name, holding its last live revision; else None."""
+        return tombstone(await self.storage.history(name))
+
+    async def _save_content(
+        self,
+        content: RecordContent,
+        current: Record | None,
+        expected: int | None,
+        if_revision: int | None,
+    ) -> SavedRecord:
+        """Write content unless the live record already holds it; if_revision is the caller's
+        own, to say why it cannot match a removed record."""
+        matches = current is not None and expected in (None, current.revision)
+        if current is not None and matches and same_content(content, current):
+            return saved(current, unchanged=True)
+        try:
+            return saved(await self._write(content, expected))
+        except Conflict:
+            removal = None if if_revision is None else await self._removal(content.name)
+            if removal is not None and if_revision is not None:
+                raise removed_conflict(removal, if_revision) from None
+            raise
 
     async def _write(self, content: RecordContent, if_revision: int | None) -> Record:
         return await self.storage.save_record(
@@ -531,8 +560,9 @@ def _warn_if_over(context: LaunchContext) -> None:
         logger.warning(OVER_THRESHOLD_LOG)
 
 
-def _with_provenance(content: RecordContent, current: Record | None) -> RecordContent:
-    """content carrying the live record's provenance: where an imported record came from."""
+def _with_provenance(content: RecordContent, current: RecordContent | None) -> RecordContent:
+    """content carrying the provenance of the record it follows (live, or removed): where an
+    imported record came from."""
     if current is None or current.provenance is None:
         return content
     return content.model_copy(update={"provenance": current.provenance})

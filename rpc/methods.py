@@ -15,6 +15,7 @@ from pydantic import (
     ConfigDict,
     Field,
     SerializerFunctionWrapHandler,
+    StrictBool,
     model_serializer,
     model_validator,
 )
@@ -28,6 +29,7 @@ from lazy_memory.engine.doctor import Diagnosis
 from lazy_memory.engine.errors import InvalidRecord, NotFound
 from lazy_memory.engine.records import HistoryEntry, Record, RecordType, is_unicode
 from lazy_memory.engine.references import name_in_uri, record_markdown
+from lazy_memory.engine.saving import SavedRecord
 from lazy_memory.engine.search import DEFAULT_LIMIT, MAX_LIMIT, SearchHit
 from lazy_memory.engine.service import CompactStatus, ImportResult, MemoryService
 
@@ -197,8 +199,8 @@ class CompactParams(Params):
     """`lazy/memory/compact`: generate a compact (mode), or show or clear the current one."""
 
     mode: Mode = Mode.AUTO
-    show: bool = False
-    clear: bool = False
+    show: StrictBool = False
+    clear: StrictBool = False
 
     @model_validator(mode="after")
     def _one_action(self) -> CompactParams:
@@ -210,7 +212,7 @@ class CompactParams(Params):
 class ImportParams(Params):
     """`lazy/memory/import`: preview the harness memory import, or apply it."""
 
-    apply: bool = False
+    apply: StrictBool = False
 
 
 class CompactResult(OneOf):
@@ -259,7 +261,7 @@ async def _recall(service: MemoryService, params: RecallParams) -> RecallResult:
     )
 
 
-async def _save(service: MemoryService, params: SaveParams) -> Record:
+async def _save(service: MemoryService, params: SaveParams) -> SavedRecord:
     return await service.save(
         params.name,
         type=params.type,
@@ -321,7 +323,7 @@ METHODS: dict[str, Method[MemoryService, Any, Any]] = {
     method.name: method
     for method in (
         Method("lazy/memory/recall", RecallParams, RecallResult, _recall),
-        Method("lazy/memory/save", SaveParams, Record, _save),
+        Method("lazy/memory/save", SaveParams, SavedRecord, _save),
         Method("lazy/memory/rm", NameParams, HistoryEntry, _remove),
         Method("lazy/memory/history", HistoryParams, HistoryResult, _history),
         Method("lazy/memory/document", DocumentParams, DocumentResult, _document),

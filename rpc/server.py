@@ -146,13 +146,21 @@ class EngineServer(LanguageServer):
     async def stop(self, seconds: float = DRAIN_SECONDS) -> None:
         """Refuse new requests, and give those already running seconds to be answered.
 
-        A request cancelled later may have written without its client hearing of it; one
-        refused was never run. pygls keeps each running request's task in _request_futures
-        until it is answered (other entries there are this server's requests to the client).
+        One cancelled later may have written unacknowledged; one refused was never run.
         """
         self.stopping = True
+        await self.answer_running(seconds)
+
+    async def answer_running(self, seconds: float | None = None) -> None:
+        """Wait (at most seconds) until what the client sent, the caller aside, is answered.
+
+        pygls keeps each request's and notification's task in _request_futures until it is
+        done; the other entries are this server's requests, which only the client can end.
+        """
         futures: list[Any] = list(self.protocol._request_futures.values())
+        current = asyncio.current_task()
         running = [f for f in futures if isinstance(f, asyncio.Task) and not f.done()]
+        running = [task for task in running if task is not current]
         if running:
             await asyncio.wait(running, timeout=seconds)
 
@@ -214,6 +222,15 @@ class EngineProtocol(LanguageServerProtocol):
         self._server.closed.set()
         yield from ()
 
+    @lsp_method(types.SHUTDOWN)
+    def lsp_shutdown(self, *args: Any) -> Generator[Any, Any, None]:
+        """Answer the requests still running, then shutdown; refuse any sent after it.
+
+        pygls cancels them (-32800): a save among them may have written unacknowledged.
+        """
+        self._shutdown = True
+        yield self._server.answer_running, (), None
+
     def handle_message(self, message: Any) -> None:
         """Answer a request this connection may not make yet (or any more) with an error."""
         self._server.last_active = time.monotonic()
@@ -239,6 +256,8 @@ class EngineProtocol(LanguageServerProtocol):
             return JsonRpcServerNotInitialized("send initialize first (with a valid token)")
         if initialized and method == types.INITIALIZE:
             return JsonRpcInvalidRequest("this connection is initialized already")
+        if self._shutdown and method != types.EXIT:
+            return JsonRpcInvalidRequest("this connection is shut down: only exit may follow")
         if self._server.stopping and method not in (types.EXIT, types.SHUTDOWN):
             stopping = "the engine is stopping: this request was not run; send it again"
             return rpc_error(StorageUnavailable(stopping))
@@ -272,8 +291,9 @@ class EngineProtocol(LanguageServerProtocol):
 
 
 def rpc_error(error: LazyMemoryError) -> JsonRpcServerError:
-    """The one mapping of engine errors to JSON-RPC errors: stable code, type in data."""
-    data = {"type": type(error).__name__}
+    """The one mapping of engine errors to JSON-RPC errors: stable code; type (and the
+    error's own data, such as a rejected compact's fallback reason) in data."""
+    data = {"type": type(error).__name__, **error.data}
     return JsonRpcServerError(error.message, error.code, data=data)  # type: ignore[no-untyped-call]
 
 

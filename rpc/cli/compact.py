@@ -40,7 +40,8 @@ def add_commands(subcommands: Any, parent: argparse.ArgumentParser) -> None:
         help="summarize the index so launches inject less",
         description="Generate a compact of the index: a model's summary (falling back to the "
         "mechanical one on any failure), or with --mechanical the lossless grouping by type. "
-        "A compact that would not make the injected section smaller is rejected.",
+        "A compact that would not shrink the plain index, or would make the injected section "
+        "bigger than it is now, is rejected.",
     )
     action = compact.add_mutually_exclusive_group()
     action.add_argument(

@@ -134,7 +134,7 @@ def test_a_summary_longer_than_the_index_is_rejected_and_the_old_compact_kept(
 
     assert rejected.returncode == 8
     assert "bytes with it" in rejected.stderr
-    assert "bytes without): nothing was written and the previous compact is kept" in (
+    assert "bytes injected now): nothing was written and the previous compact is kept" in (
         rejected.stderr
     )
     assert "What helps instead" in rejected.stderr

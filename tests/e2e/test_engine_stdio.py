@@ -157,6 +157,24 @@ async def test_wrongly_typed_params_are_invalid_params(
     assert await engine.result("lazy/memory/recall") == {"records": []}
 
 
+@pytest.mark.parametrize(
+    ("method", "params"),
+    [
+        ("lazy/memory/import", {"apply": "yes"}),
+        ("lazy/memory/import", {"apply": 1}),
+        ("lazy/memory/compact", {"show": "true"}),
+        ("lazy/memory/compact", {"clear": 0}),
+    ],
+)
+async def test_booleans_are_strict(
+    engine: RawClient, method: str, params: dict[str, object]
+) -> None:
+    response = await engine.request(method, params)
+
+    assert response["error"]["code"] == -32602, response
+    assert next(iter(params)) in response["error"]["message"]
+
+
 async def test_requests_before_initialize_are_refused(start_engine: StartEngine) -> None:
     client = await start_engine()
 

@@ -70,7 +70,9 @@ READS: dict[str, list[Any]] = {
 """Methods that only read, with plausible params: an agent may call them, nothing changes."""
 
 COMMAND_WRITES: dict[str, list[list[Any]]] = {
-    "lazy-memory.save": [[PLANTED]],
+    # Not PLANTED: lazy/memory/save wrote that already, and a save that changes nothing
+    # writes nothing.
+    "lazy-memory.save": [[{**PLANTED, "body": "planted from an editor"}]],
     "lazy-memory.rm": [[{"name": "seed-3"}]],
     "lazy-memory.compact": [[{"mode": "mechanical"}], [{"clear": True}]],
 }

@@ -175,7 +175,8 @@ async def test_rule_3_generation_reads_the_records_not_the_previous_compact(
     memory = service(storage, summarizer)
     await fill(memory, 60)
     first = (await memory.compact(Mode.LLM)).compact
-    await storage.put_compact(first.model_copy(update={"summary": "STALE-SUMMARY " * 50}))
+    # Bigger than the plain index, so that any fresh compact may replace it (never grow).
+    await storage.put_compact(first.model_copy(update={"summary": "STALE-SUMMARY " * 1000}))
 
     fresh = (await memory.compact(mode)).compact
 

@@ -1,0 +1,186 @@
+"""A save's rules above the backend (#18 points 5-7), held on every backend by MemoryService.
+
+A save equal to the live revision writes nothing and says `unchanged`; reviving a removed
+name keeps what the save leaves out from its last live revision; an if_revision a removed
+record cannot match says it is removed and how to revive it; and an imported record with a
+long description is shortened, removed and revived by its exact name.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from lazy_memory.engine.errors import Conflict
+from lazy_memory.engine.identity import Identity
+from lazy_memory.engine.ports import Storage
+from lazy_memory.engine.records import (
+    Actor,
+    ActorKind,
+    Operation,
+    Provenance,
+    RecordContent,
+    RecordType,
+)
+from lazy_memory.engine.service import MemoryService
+from tests.name_table import REAL_WORLD
+
+ALICE = Actor(kind=ActorKind.HUMAN, detail="alice")
+IMPORTER = Actor(kind=ActorKind.SYSTEM, detail="harness-import")
+T0 = datetime(2026, 12, 1, 8, 0, tzinfo=UTC)
+LONG = "An imported description far over the authoring limit, kept verbatim by the import. " * 3
+
+
+class _Clock:
+    def __init__(self) -> None:
+        self.moment = T0
+
+    def now(self) -> datetime:
+        self.moment += timedelta(seconds=1)
+        return self.moment
+
+
+@pytest.fixture
+def service(storage: Storage) -> MemoryService:
+    return MemoryService(storage, Identity(actor=ALICE), _Clock())
+
+
+async def test_a_save_equal_to_the_live_revision_writes_nothing_and_says_so(
+    service: MemoryService, storage: Storage
+) -> None:
+    first = await service.save("deploy", type="project", description="How we deploy", body="make")
+    marker = await storage.change_marker()
+
+    whole = await service.save("deploy", type="project", description="How we deploy", body="make")
+    partial = await service.save("deploy", description="How we deploy")
+    bodyless = await service.save("deploy", type="project")
+    checked = await service.save(
+        "deploy", type="project", description="How we deploy", body="make", if_revision=1
+    )
+
+    for answer in (whole, partial, bodyless, checked):
+        assert (answer.unchanged, answer.revision, answer.updated_at) == (
+            True,
+            1,
+            first.updated_at,
+        )
+        assert answer.model_dump(mode="json")["unchanged"] is True
+    assert first.unchanged is False
+    assert "unchanged" not in first.model_dump(mode="json")
+    assert await storage.change_marker() == marker
+    assert [entry.revision for entry in await storage.history("deploy")] == [1]
+    # The next writer's compare-and-swap on the revision it read still holds.
+    edited = await service.save("deploy", description="How we ship", if_revision=1)
+    assert (edited.unchanged, edited.revision) == (False, 2)
+
+
+async def test_any_difference_is_a_write(service: MemoryService) -> None:
+    await service.save("deploy", type="project", description="How we deploy", body="make")
+
+    retyped = await service.save("deploy", type="reference")
+    redescribed = await service.save("deploy", description="How we deploy ")
+    rebodied = await service.save("deploy", body="make\n")
+
+    assert [answer.revision for answer in (retyped, redescribed, rebodied)] == [2, 3, 4]
+    assert not any(answer.unchanged for answer in (retyped, redescribed, rebodied))
+
+
+async def test_an_unchanged_save_with_a_stale_if_revision_is_still_a_conflict(
+    service: MemoryService,
+) -> None:
+    await service.save("deploy", type="project", description="How we deploy", body="make")
+    await service.save("deploy", body="make deploy")
+
+    with pytest.raises(Conflict, match="at revision 2"):
+        await service.save("deploy", body="make deploy", if_revision=1)
+
+
+async def test_a_revival_keeps_the_type_and_description_of_the_last_live_revision(
+    service: MemoryService, storage: Storage
+) -> None:
+    await service.save("style", type="feedback", description="Small modules", body="first")
+    await service.save("style", body="second")
+    await service.remove("style")
+
+    revived = await service.save("style", body="third")
+    await service.remove("style")
+    kept_whole = await service.save("style")
+
+    assert (revived.revision, revived.unchanged) == (4, False)
+    assert (revived.type, revived.description, revived.body) == (
+        RecordType.FEEDBACK,
+        "Small modules",
+        "third",
+    )
+    assert (kept_whole.revision, kept_whole.body, kept_whole.description) == (
+        6,
+        "third",
+        "Small modules",
+    )
+    assert (await storage.get_record("style")).revision == 6
+
+
+async def test_saving_a_removed_records_last_content_revives_it(
+    service: MemoryService, storage: Storage
+) -> None:
+    await service.save("deploy", type="project", description="How we deploy", body="make")
+    await service.remove("deploy")
+
+    revived = await service.save("deploy", type="project", description="How we deploy", body="make")
+
+    assert (revived.revision, revived.unchanged) == (3, False)
+    assert (await storage.get_record("deploy")).revision == 3
+
+
+async def test_an_if_revision_a_removed_record_cannot_match_says_how_to_revive_it(
+    service: MemoryService,
+) -> None:
+    await service.save("deploy", type="project", description="How we deploy", body="make")
+    await service.remove("deploy")
+
+    for stale in (0, 1, 7):
+        with pytest.raises(Conflict) as refused:
+            await service.save("deploy", body="make", if_revision=stale)
+        assert refused.value.message == (
+            f"'deploy' is removed (revision 2 removed it), so if_revision {stale} cannot match: "
+            "to revive it, save with if_revision 2 (--if-revision 2) or without one"
+        )
+    revived = await service.save("deploy", body="make it", if_revision=2)
+    assert (revived.revision, revived.description) == (3, "How we deploy")
+
+
+async def test_imported_long_descriptions_are_shortened_removed_and_revived_by_exact_name(
+    service: MemoryService, storage: Storage
+) -> None:
+    at = iter(T0 - timedelta(days=1, seconds=-second) for second in range(100))
+    for number, name in enumerate(REAL_WORLD):
+        origin = Provenance(source=f"/memory/memory_{number}.md", original_type="Gotcha")
+        imported = RecordContent(
+            name=name, type=RecordType.PROJECT, description=LONG, body="Body", provenance=origin
+        )
+        await storage.save_record(
+            imported, actor=IMPORTER, at=next(at), operation=Operation.IMPORT, if_revision=0
+        )
+
+    for number, name in enumerate(REAL_WORLD):
+        shortened = await service.save(name, description="Shortened by a person")
+        again = await service.save(name, description="Shortened by a person")
+        await service.remove(name)
+        revived = await service.save(name, body="Back")
+
+        assert (shortened.revision, again.unchanged, revived.revision) == (2, True, 4)
+        assert (revived.name, revived.description, revived.type) == (
+            name,
+            "Shortened by a person",
+            RecordType.PROJECT,
+        )
+        assert revived.provenance is not None
+        assert revived.provenance.source == f"/memory/memory_{number}.md"
+        entries = await storage.history(name)
+        assert [(entry.revision, entry.operation) for entry in entries] == [
+            (1, Operation.IMPORT),
+            (2, Operation.SAVE),
+            (3, Operation.REMOVE),
+            (4, Operation.SAVE),
+        ]
