@@ -21,6 +21,7 @@ from typing import Annotated, Any, ParamSpec, Self
 
 import anyio
 from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.tools import Tool
 from mcp.server.stdio import stdio_server
 from mcp.shared._stream_protocols import ReadStream, WriteStream
 from mcp.shared.message import SessionMessage
@@ -42,6 +43,7 @@ from lazy_memory.engine.index import shown_description
 from lazy_memory.engine.records import Record
 from lazy_memory.engine.service import MemoryService
 from lazy_memory.engine.visible import visible_line, visible_text
+from lazy_memory.rpc.mcp_arguments import exact_tool
 
 logger = logging.getLogger(__name__)
 
@@ -159,14 +161,16 @@ def _unreadable(error: Exception) -> tuple[int | str | None, int, str]:
     return message_id, code, text
 
 
-def build_mcp_server(service: MemoryService, result_limit_chars: int) -> LazyMcpServer:
+def build_mcp_server(
+    service: MemoryService, result_limit_chars: int, version: str = ""
+) -> LazyMcpServer:
     """An MCP server whose tools read and write the store through service.
 
     result_limit_chars is the largest tool result the harness shows whole when a tool
-    declares it (`[claude_code] tool_result_limit_chars`): the index is paged at it.
+    declares it (`[claude_code] tool_result_limit_chars`): the index is paged at it. version
+    is the package's, reported in `serverInfo`.
     """
-    # WARNING: at INFO the SDK logs a line per request to stderr, which is the client's log.
-    server = LazyMcpServer("lazy-memory", instructions=_INSTRUCTIONS, log_level="WARNING")
+    tools: list[Tool] = []
 
     role = Role.AGENT if service.identity.is_agent else Role.BUILDER
     page_limit = result_limit_chars
@@ -174,7 +178,7 @@ def build_mcp_server(service: MemoryService, result_limit_chars: int) -> LazyMcp
     # characters); the index is declared, and paged, at the integration's limit.
     whole_results = {"anthropic/maxResultSizeChars": page_limit}
 
-    @server.tool(annotations=ToolAnnotations(read_only_hint=True), meta=whole_results)
+    @exact_tool(tools, annotations=ToolAnnotations(read_only_hint=True), meta=whole_results)
     @_errors_as_results
     async def lazy_memory_recall(
         name: Annotated[
@@ -206,7 +210,7 @@ def build_mcp_server(service: MemoryService, result_limit_chars: int) -> LazyMcp
         record = await service.recall(name)
         return _result(_record_text(record), record.model_dump(mode="json"))
 
-    @server.tool()
+    @exact_tool(tools)
     @_errors_as_results
     async def lazy_memory_save(
         name: Annotated[
@@ -231,6 +235,15 @@ def build_mcp_server(service: MemoryService, result_limit_chars: int) -> LazyMcp
             Field(description="One line of at most 200 characters: what the record tells."),
         ],
         body: Annotated[str, Field(description="The record's full content, in markdown.")],
+        if_revision: Annotated[
+            int | None,
+            Field(
+                ge=0,
+                description="Save only if the record is still at this revision (the one "
+                "lazy_memory_recall(name=...) showed; 0 for a name never written), else fail "
+                "and change nothing. Leave it out to save whatever the record holds now.",
+            ),
+        ] = None,
     ) -> CallToolResult:
         """Save a record to the project's shared memory, creating it or replacing it whole.
 
@@ -240,12 +253,17 @@ def build_mcp_server(service: MemoryService, result_limit_chars: int) -> LazyMcp
         revision and the old ones stay in the history. Returns the saved record. Agent
         sessions are read-only: put memory-worthy knowledge in your final summary instead.
         """
-        record = await service.save(name, type=type, description=description, body=body)
+        record = await service.save(
+            name, type=type, description=description, body=body, if_revision=if_revision
+        )
         name = visible_line(record.name)
-        text = f"saved {name} ({record.type.value}) as revision {record.revision}"
+        if record.unchanged:
+            text = f"unchanged, revision {record.revision}: {name} already held this content"
+        else:
+            text = f"saved {name} ({record.type.value}) as revision {record.revision}"
         return _result(text, record.model_dump(mode="json"))
 
-    @server.tool(annotations=ToolAnnotations(read_only_hint=True), meta=whole_results)
+    @exact_tool(tools, annotations=ToolAnnotations(read_only_hint=True), meta=whole_results)
     @_errors_as_results
     async def lazy_search(
         query: Annotated[
@@ -287,7 +305,14 @@ def build_mcp_server(service: MemoryService, result_limit_chars: int) -> LazyMcp
         structured = {"hits": [hit.model_dump(mode="json") for hit in hits], "page": page}
         return _result(text, {**structured, "more": more})
 
-    return server
+    # WARNING: at INFO the SDK logs a line per request to stderr, which is the client's log.
+    return LazyMcpServer(
+        "lazy-memory",
+        instructions=_INSTRUCTIONS,
+        version=version,
+        log_level="WARNING",
+        tools=tools,
+    )
 
 
 def _errors_as_results(

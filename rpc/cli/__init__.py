@@ -132,11 +132,7 @@ class _VersionAction(argparse.Action):
         super().__init__(option_strings, dest, nargs=0, **kwargs)
 
     def __call__(self, parser: argparse.ArgumentParser, *_: object) -> None:
-        from importlib.metadata import PackageNotFoundError, version
+        from lazy_memory.rpc.version import package_version
 
-        try:
-            found = version("lazy-memory")
-        except PackageNotFoundError:
-            found = "unknown"
-        print(f"lazy {found}")
+        print(f"lazy {package_version()}")
         parser.exit()

@@ -21,6 +21,16 @@ if TYPE_CHECKING:
     Serve = Callable[[SessionFactory], Awaitable[int]]
 
 
+# Spelled out so that building the parser imports no asyncio (adapters.address does);
+# tests/unit/test_cli.py holds every form here to adapters.address.FORMS.
+LISTEN_FORMS = (
+    "unix:PATH (a socket only this user can open), tcp:HOST:PORT (plain TCP: keep it on a "
+    "trusted network), or tls:HOST:PORT (TCP with TLS, with --tls-cert and --tls-key; clients "
+    "trust the certificate through [remote] ca_file or LAZY_TLS_CA); port 0 picks a free port"
+)
+"""The daemon's listen addresses, as `lazy engine --help` explains them."""
+
+
 def add_commands(commands: Any) -> None:
     """Add `lazy engine` and its `token` subcommands to the top-level command parser."""
     engine = commands.add_parser(
@@ -29,15 +39,20 @@ def add_commands(commands: Any) -> None:
         description="Serve the memory store over JSON-RPC with LSP framing. Without --listen, "
         "one client on stdin/stdout whose identity comes from LAZY_ACTOR and LAZY_TASK_ID "
         "(with a task id it is an agent and every write is refused). With --listen, a daemon "
-        "serving many clients at once, each identified by the token it presents.",
+        f"serving many clients at once, each identified by the token it presents: {LISTEN_FORMS}.",
     )
     engine.add_argument(
         "--listen",
         metavar="ADDRESS",
-        help="serve many clients on unix:PATH or tcp:HOST:PORT until SIGTERM or SIGINT",
+        help="serve many clients on unix:PATH, tcp:HOST:PORT or tls:HOST:PORT until SIGTERM "
+        "or SIGINT",
     )
-    engine.add_argument("--tls-cert", metavar="FILE", type=Path, help="TLS certificate (PEM)")
-    engine.add_argument("--tls-key", metavar="FILE", type=Path, help="TLS private key (PEM)")
+    engine.add_argument(
+        "--tls-cert", metavar="FILE", type=Path, help="TLS certificate (PEM), for tls:HOST:PORT"
+    )
+    engine.add_argument(
+        "--tls-key", metavar="FILE", type=Path, help="TLS private key (PEM), for tls:HOST:PORT"
+    )
     engine.add_argument("--debug", action="store_true", default=argparse.SUPPRESS)
     engine.set_defaults(run=run_engine)
 
@@ -79,6 +94,7 @@ async def run_engine(arguments: argparse.Namespace) -> int:
     from lazy_memory.engine.ports import ChangeFeed
     from lazy_memory.rpc.logs import configure_logging
     from lazy_memory.rpc.server import Session
+    from lazy_memory.rpc.version import package_version
 
     configure_logging()
     settings, config_error = settings_or_defaults()
@@ -93,7 +109,9 @@ async def run_engine(arguments: argparse.Namespace) -> int:
     )
     try:
         return await serve(
-            lambda authenticate: Session(storage, new_service, authenticate, _version(), feed)
+            lambda authenticate: Session(
+                storage, new_service, authenticate, package_version(), feed
+            )
         )
     finally:
         await storage.aclose()
@@ -209,12 +227,3 @@ def _token_store(settings: Settings | None = None) -> TokenStore:
     from lazy_memory.adapters.tokens import TokenStore
 
     return TokenStore.in_data_dir((settings or load_settings()).data_dir)
-
-
-def _version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("lazy-memory")
-    except PackageNotFoundError:
-        return "unknown"

@@ -37,6 +37,7 @@ async def serve(arguments: argparse.Namespace) -> int:
     from lazy_memory.rpc.logs import configure_logging
     from lazy_memory.rpc.mcp_stdio import Stdio
     from lazy_memory.rpc.mcp_tools import build_mcp_server
+    from lazy_memory.rpc.version import package_version
 
     # The SDK logs a line per request at INFO: the client's log wants only what matters.
     configure_logging(logging.WARNING)
@@ -52,7 +53,7 @@ async def serve(arguments: argparse.Namespace) -> int:
     # read, then ends the input: the server closes as if the client had, and exits 0.
     loop.add_signal_handler(signal.SIGTERM, stdio.stop)
     try:
-        server = build_mcp_server(service, settings.tool_result_limit_chars)
+        server = build_mcp_server(service, settings.tool_result_limit_chars, package_version())
         await server.run_stdio_async(*stdio.streams())
     finally:
         loop.remove_signal_handler(signal.SIGTERM)

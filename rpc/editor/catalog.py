@@ -31,6 +31,22 @@ class Catalog:
             self._entries = entries
         return entries
 
+    async def named(self, query: str) -> list[IndexEntry]:
+        """The live records whose names start with query, then those holding it elsewhere.
+
+        Case is ignored, as editors filter symbols ignoring it; names sort within each group.
+        """
+        wanted = query.strip().casefold()
+        starting, holding = [], []
+        entries = await self.entries()
+        for name in sorted(entries, key=lambda name: (name.casefold(), name)):
+            entry, folded = entries[name], name.casefold()
+            if folded.startswith(wanted):
+                starting.append(entry)
+            elif wanted in folded:
+                holding.append(entry)
+        return starting + holding
+
     async def ever_written(self, name: str) -> bool:
         """Whether the store holds any history for name (a removed record has some)."""
         if name in self._ever_written:

@@ -101,8 +101,11 @@ def add_editor_features(server: EngineServer) -> None:
 
     @server.feature(types.WORKSPACE_SYMBOL)
     async def symbols(params: types.WorkspaceSymbolParams) -> list[types.SymbolInformation]:
+        # Names matching as typed first (`dep` is no search word yet), then the search's hits.
+        named = await server.answer("workspace symbols", editor().catalog.named(params.query))
         found = await server.answer("workspace symbols", editor().symbols(params.query))
-        return [translate.symbol(entry) for entry in found]
+        entries = {entry.name: entry for entry in [*named, *found]}
+        return [translate.symbol(entry) for entry in entries.values()]
 
     for command, method in COMMANDS.items():
         server.command(command)(_command(server, command, METHODS[method]))
