@@ -5,10 +5,14 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lazy_memory.engine.errors import InvalidConfig
+
+if TYPE_CHECKING:
+    from lazy_memory.adapters.project_key import ProjectKey
 
 CONFIG_FILE = "lazy.toml"
 DEFAULT_BACKEND = "sqlite"
@@ -86,8 +90,16 @@ class Settings:
 
     @property
     def project_key(self) -> str:
-        """The key of this project's rows in a shared store; default: the root's name."""
-        return self.project or self.root.name
+        """The key of this project's rows in a shared store: [storage] project (LAZY_PROJECT),
+        else guessed from the git remote or the root's path (see guessed_project_key)."""
+        return self.project or self.guessed_project_key.key
+
+    @cached_property
+    def guessed_project_key(self) -> ProjectKey:
+        """The key adapters/project_key.py guesses for this root; asked only when needed."""
+        from lazy_memory.adapters.project_key import guess_project_key
+
+        return guess_project_key(self.root)
 
 
 def task_id_from(environ: Mapping[str, str]) -> str | None:

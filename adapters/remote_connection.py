@@ -15,12 +15,31 @@ import time
 from typing import Any
 
 from lazy_memory.adapters.address import Address
+from lazy_memory.engine.errors import StorageUnavailable
 from lazy_memory.rpc.framing import FramingError, frame, read_messages
+
+_NAME_MISMATCHES = (62, 64)
+"""OpenSSL's X509_V_ERR_HOSTNAME_MISMATCH and _IP_ADDRESS_MISMATCH: it is for another name."""
 
 CLOSE_TIMEOUT_SECONDS = 2.0
 """How long a goodbye may take (a TLS close) before the connection is cut instead."""
 
 logger = logging.getLogger(__name__)
+
+
+def untrusted_certificate(address: Address, error: ssl.SSLCertVerificationError) -> str:
+    """Why a TLS daemon's certificate was refused, and the setting that supplies the CA."""
+    why = f"{error.reason}: {error.verify_message}"
+    if error.verify_code in _NAME_MISMATCHES:
+        return (
+            f"the daemon at {address} presented a certificate for another host name ({why}): "
+            "name the daemon as its certificate does in [remote] address (LAZY_REMOTE)"
+        )
+    return (
+        f"the daemon at {address} presented a certificate this client does not trust ({why}): "
+        "give the CA that signed it (for a self-signed daemon, its certificate) as [remote] "
+        "ca_file in lazy.toml or LAZY_TLS_CA; without either, only the system's CAs are trusted"
+    )
 
 
 class ConnectionLost(Exception):
@@ -55,6 +74,9 @@ class DaemonConnection:
             if not deadline.expired():
                 raise
             raise NoAnswer(f"connecting took over {within:g} s") from None
+        except ssl.SSLCertVerificationError as error:
+            # Not worth a retry, and not a daemon that is down: say which setting fixes it.
+            raise StorageUnavailable(untrusted_certificate(address, error)) from None
         return cls(reader, writer)
 
     @property

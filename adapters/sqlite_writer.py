@@ -12,6 +12,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TypeVar
 
+from lazy_memory.adapters.data_dir import create_data_dir
 from lazy_memory.adapters.migrations import unapplied
 from lazy_memory.adapters.sqlite_connections import close, connect
 from lazy_memory.adapters.sqlite_schema import MIGRATIONS
@@ -27,7 +28,7 @@ def open_writer(path: Path) -> sqlite3.Connection:
     """A connection that writes the database at path, its folder and file created if need be,
     in WAL mode and migrated; sqlite3 errors (a busy database among them) go through."""
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        create_data_dir(path.parent)
     except OSError as error:
         raise StorageUnavailable(
             f"cannot create the data directory {path.parent}: {error.strerror}"

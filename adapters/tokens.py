@@ -23,6 +23,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from lazy_memory.adapters.clock import SystemClock
+from lazy_memory.adapters.data_dir import create_data_dir
 from lazy_memory.adapters.durable import exclusive_lock, replace_file
 from lazy_memory.engine.errors import InvalidConfig, NotFound, StorageUnavailable
 from lazy_memory.engine.ports import Clock
@@ -151,7 +152,7 @@ class TokenStore:
         """
         directory = self.path.parent
         try:
-            directory.mkdir(mode=_PRIVATE_DIRECTORY, parents=True, exist_ok=True)
+            create_data_dir(directory, _PRIVATE_DIRECTORY)
             _require_private(directory, "the data directory", "chmod 700")
             if self.path.exists():
                 _require_private(self.path, "the token file", "chmod 600")
@@ -194,7 +195,7 @@ class TokenStore:
         """Hold the store's lock, so two token commands at once cannot lose a change."""
         with contextlib.ExitStack() as stack:
             try:
-                self.path.parent.mkdir(mode=_PRIVATE_DIRECTORY, parents=True, exist_ok=True)
+                create_data_dir(self.path.parent, _PRIVATE_DIRECTORY)
                 stack.enter_context(exclusive_lock(self._lock, _PRIVATE))
             except OSError as error:
                 raise StorageUnavailable(

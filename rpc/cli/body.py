@@ -12,29 +12,40 @@ from pathlib import Path
 from lazy_memory.engine.errors import InvalidRecord
 from lazy_memory.rpc.cli.common import UsageError
 
+STDIN_PROMPT = "lazy: reading the body from standard input; end it with Ctrl-D"
 
-def read_body(text: str | None, file: str | None, current: str | None) -> str | None:
-    """The body to save, or None to keep the current one.
 
-    In order: --body, --body-file (`-` is standard input), standard input when it is not a
-    terminal, then $VISUAL/$EDITOR opened on the current body. An update that gets an empty
-    standard input keeps its body, so `lazy memory save x -d "..." </dev/null` is safe.
+def read_body(
+    text: str | None, file: str | None, current: str | None, *, fields_given: bool
+) -> str | None:
+    """The body to save, or None to keep the current one (an empty body for a new record).
+
+    In order: --body, --body-file (`-` is standard input, read only when asked for), then, on
+    a terminal, $VISUAL/$EDITOR opened on the current body, unless the save gives a type or a
+    description (fields_given): `lazy memory save x -d "..."` changes the description only.
+    Standard input is never read unasked: a script, or an agent's shell that leaves it open,
+    would wait on it forever.
     """
     if text is not None:
         return text
     if file == "-":
-        return _decode(sys.stdin.buffer.read(), "standard input")
+        return _read_standard_input()
     if file is not None:
         try:
             return _decode(Path(file).read_bytes(), file)
         except OSError as error:
             raise UsageError(f"cannot read --body-file {file}: {error.strerror}") from None
-    if sys.stdin is None:  # started with standard input closed
-        return "" if current is None else None
-    if not sys.stdin.isatty():
-        piped = _decode(sys.stdin.buffer.read(), "standard input")
-        return None if piped == "" and current is not None else piped
+    if fields_given or sys.stdin is None or not sys.stdin.isatty():
+        return None
     return _edit(current or "")
+
+
+def _read_standard_input() -> str:
+    if sys.stdin is None:  # started with standard input closed
+        raise UsageError("--body-file - reads standard input, but it is closed")
+    if sys.stdin.isatty():
+        print(STDIN_PROMPT, file=sys.stderr, flush=True)
+    return _decode(sys.stdin.buffer.read(), "standard input")
 
 
 def _decode(data: bytes, source: str) -> str:
@@ -57,7 +68,7 @@ def _edit(current: str) -> str | None:
         except OSError as error:
             raise UsageError(
                 f"cannot start the editor {editor!r} ({error.strerror}): set $EDITOR, or pass "
-                "--body TEXT, --body-file FILE, or pipe the body on standard input"
+                "--body TEXT, or --body-file FILE (- for standard input)"
             ) from None
         if finished.returncode != 0:
             raise UsageError(

@@ -19,8 +19,9 @@ if TYPE_CHECKING:
 
 # Keyed by the values of the engine's Remedy (a StrEnum, so its members find them), which
 # this module does not import until doctor runs.
-EXIT_STATUSES = {"none": 0, "compact": 10, "curate": 11}
-"""doctor's exit status by remedy, for scripts: 0 nothing to do, 10 compact, 11 curate."""
+EXIT_STATUSES = {"none": 0, "compact": 10, "curate": 11, "clear": 12}
+"""doctor's exit status by remedy, for scripts: 0 nothing to do, 10 compact, 11 curate,
+12 clear the compact."""
 
 
 def add_commands(commands: Any) -> None:
@@ -31,7 +32,8 @@ def add_commands(commands: Any) -> None:
         help="check the injected memory's size and the compact's freshness",
         description="Measure the memory section launches inject against [memory] warn_bytes, "
         "report how stale the compact is, and recommend what helps. Exit status: 0 nothing to "
-        "do, 10 run `lazy memory compact`, 11 curate the records or raise warn_bytes.",
+        "do, 10 run `lazy memory compact`, 11 curate the records or raise warn_bytes, 12 run "
+        "`lazy memory compact --clear` (the compact costs more than the plain index).",
     )
     doctor.add_argument(
         "--import-memory",
@@ -50,16 +52,20 @@ async def run_doctor(arguments: argparse.Namespace) -> int:
         refuse_agent("doctor --import-memory")
     from lazy_memory.adapters.config import load_settings
     from lazy_memory.adapters.launch_log import last_launches
+    from lazy_memory.adapters.project_key import project_key_warning
 
     async with cli_service() as service:
         if arguments.import_memory:
             return await run_import(service, yes=arguments.yes, as_json=arguments.json)
         diagnosis = await service.doctor()
         newest = max(await service.index(), key=lambda entry: entry.updated_at, default=None)
-    launches = last_launches(load_settings().data_dir)
+    settings = load_settings()
+    launches = last_launches(settings.data_dir)
     last = launches[-1] if launches else None
+    # Not the engine's to find: which key the store is read under is the configuration's.
+    warnings = [warning for warning in (project_key_warning(settings),) if warning is not None]
     if arguments.json:
-        print_json({**diagnosis.model_dump(mode="json"), "last_launch": last})
+        print_json({**diagnosis.model_dump(mode="json"), "last_launch": last, "warnings": warnings})
     else:
         from lazy_memory.engine.visible import visible_line
 
@@ -67,6 +73,8 @@ async def run_doctor(arguments: argparse.Namespace) -> int:
         # The launch log is a file anyone with the data directory can write: shown as stored text.
         newest_record = None if newest is None else (newest.name, newest.revision)
         print(visible_line(_last_launch(last, newest_record)))
+        for warning in warnings:
+            print(f"Warning: {visible_line(warning)}.")
     return EXIT_STATUSES[diagnosis.remedy]
 
 

@@ -9,27 +9,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lazy_memory.adapters.config import CONFIG_FILE, find_root, load_settings
+from lazy_memory.rpc.cli import init_config
 from lazy_memory.rpc.cli.common import UsageError, cli_service, common_flags, refuse_agent
 from lazy_memory.rpc.cli.importing import IMPORT_HINT, confirm, print_preview, run_import
 
 if TYPE_CHECKING:
     from lazy_memory.engine.service import MemoryService
     from lazy_memory.rpc.cli.setup_claude_code import Answers, Report
-
-TEMPLATE = """\
-# lazy-memory configuration; environment variables (LAZY_*) override these keys.
-
-[storage]
-backend = "sqlite"        # "sqlite" (default), "files", or "remote"
-# data_dir = ".lazy"      # where the store lives, relative to this file
-
-[memory]
-warn_bytes = 4096         # advisory size of the memory section injected into launches
-
-[compact]
-# model = "claude-haiku-4-5"        # the model `lazy memory compact` asks
-# command = "my-summarizer"         # or a command: prompt on stdin, summary on stdout
-"""
 
 
 def add_commands(commands: Any) -> None:
@@ -72,6 +58,7 @@ def add_commands(commands: Any) -> None:
         action="store_true",
         help="make no offers; print the command that does each instead",
     )
+    init_config.add_arguments(init)
     init.set_defaults(run=run_init)
 
 
@@ -82,7 +69,9 @@ async def run_init(arguments: argparse.Namespace) -> int:
     if (arguments.remove or arguments.auto_memory_off) and not arguments.claude_code:
         flag = "--remove" if arguments.remove else "--auto-memory-off"
         raise UsageError(f"{flag} goes with --claude-code: `lazy init --claude-code {flag}`")
+    wanted = init_config.requested(arguments)
     # The set-up's modules wait for the run: `lazy --help` and the other commands need none.
+    from lazy_memory.adapters.project_key import project_key_warning
     from lazy_memory.rpc.cli import setup_claude_code
     from lazy_memory.rpc.cli.setup_claude_code import Answers, Report
 
@@ -96,24 +85,33 @@ async def run_init(arguments: argparse.Namespace) -> int:
         yes=arguments.yes,
         interactive=not (arguments.non_interactive or arguments.json) and sys.stdin.isatty(),
     )
-    data_dir = load_settings().data_dir
+    settings = load_settings()
+    data_dir = settings.data_dir
     if arguments.claude_code:
         # Every file is read and merged in memory first: one that is not JSON stops the run
         # before lazy.toml or anything else is written.
         setup_claude_code.check_files(root, data_dir)
     config = root / CONFIG_FILE
     if config.exists():
+        init_config.check_unchanged(wanted, settings, str(config))
         report.say(f"{config} already exists; left as it is.")
         report.file(config, "unchanged")
+        warning = project_key_warning(settings)
+        if warning is not None:
+            report.warn(warning)
+        report.fields["storage"] = {"backend": settings.backend, "project": settings.project_key}
     else:
-        config.write_text(TEMPLATE, encoding="utf-8")
-        report.say(f"Wrote {config}.")
+        project = settings.project_key
+        config.write_text(init_config.config_text(wanted, project), encoding="utf-8")
+        report.say(f"Wrote {config} (backend {wanted.backend}, project key {project!r}).")
         report.file(config, "created")
+        report.fields["storage"] = {"backend": wanted.backend, "project": project}
+    _ignore_data_dir(data_dir, report)
     async with cli_service() as service:
         # Opening creates nothing (a read never writes): the first save creates the store.
         report.say(
-            f"The store is {data_dir}: created by the first save; add it to .gitignore if it "
-            "lives in the repository."
+            f"The store's files go in {data_dir}, created by the first save; its .gitignore "
+            f"keeps them out of git. Commit {CONFIG_FILE}."
         )
         await _offer_import(service, answers, report)
     wire = arguments.claude_code or setup_claude_code.offer_setup(root, answers, report)
@@ -123,6 +121,21 @@ async def run_init(arguments: argparse.Namespace) -> int:
         )
     report.finish()
     return 0
+
+
+def _ignore_data_dir(data_dir: Path, report: Report) -> None:
+    """Create the data directory with its .gitignore; add the .gitignore to an old one."""
+    from lazy_memory.adapters.data_dir import GITIGNORE, create_data_dir, write_gitignore
+
+    ignore = data_dir / GITIGNORE
+    existed = ignore.exists()
+    try:
+        create_data_dir(data_dir)
+        write_gitignore(data_dir)
+    except OSError as error:
+        report.warn(f"cannot create {ignore}: {error.strerror}")
+        return
+    report.file(ignore, "unchanged" if existed else "created")
 
 
 async def _offer_import(service: MemoryService, answers: Answers, report: Report) -> None:

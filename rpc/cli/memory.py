@@ -54,15 +54,23 @@ def add_commands(commands: Any) -> None:
         "save",
         parents=[parent],
         help="create or update a record",
-        description="Create or update a record. On an update, what you leave out is kept.",
+        description="Create or update a record. On an update, what you leave out is kept. "
+        "The body comes from --body or --body-file (- for standard input); without either, a "
+        "save that gives -t or -d keeps the body (a new record's is empty), and one that gives "
+        "neither opens $EDITOR on a terminal.",
     )
     save.add_argument("name")
     save.add_argument("-t", "--type", help=f"one of {types} (required for a new record)")
     save.add_argument(
         "-d", "--description", help="one line, at most 200 characters (required when new)"
     )
-    save.add_argument("--body", help="the body text (markdown)")
-    save.add_argument("--body-file", metavar="FILE", help="read the body from FILE (- for stdin)")
+    body = save.add_mutually_exclusive_group()
+    body.add_argument("--body", help="the body text (markdown)")
+    body.add_argument(
+        "--body-file",
+        metavar="FILE",
+        help="read the body from FILE; - reads standard input, which is never read otherwise",
+    )
     save.add_argument(
         "--if-revision",
         type=int,
@@ -147,7 +155,10 @@ async def save_record(arguments: argparse.Namespace) -> int:
     async with cli_service() as service:
         current = await service.find(arguments.name)
         body = read_body(
-            arguments.body, arguments.body_file, None if current is None else current.body
+            arguments.body,
+            arguments.body_file,
+            None if current is None else current.body,
+            fields_given=arguments.type is not None or arguments.description is not None,
         )
         record = await service.save(
             arguments.name,
@@ -163,7 +174,13 @@ async def save_record(arguments: argparse.Namespace) -> int:
 
         verb = "updated" if current else "created" if record.revision == 1 else "revived"
         name = visible_line(record.name)
-        print(f"{verb} {name} ({record.type.value}), revision {record.revision}")
+        if record.unchanged:
+            print(
+                f"unchanged, revision {record.revision}: {name} already holds this type, "
+                "description and body, so nothing was written"
+            )
+        else:
+            print(f"{verb} {name} ({record.type.value}), revision {record.revision}")
     return 0
 
 

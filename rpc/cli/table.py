@@ -24,10 +24,14 @@ class Table:
 
 
 def output_width() -> int:
-    """The terminal's width when stdout is one, else 120 columns."""
+    """The terminal's width when stdout is one, else 120 columns.
+
+    A terminal that reports no width (0 columns: a serial console, some CI runners and
+    container ttys) counts as 120 too, or every description would shrink to its minimum.
+    """
     if sys.stdout.isatty():
         try:
-            return os.get_terminal_size(sys.stdout.fileno()).columns
+            return os.get_terminal_size(sys.stdout.fileno()).columns or PIPED_WIDTH
         except OSError:
             pass
     return PIPED_WIDTH

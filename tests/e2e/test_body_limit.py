@@ -50,7 +50,9 @@ def test_the_cli_refuses_a_body_over_the_default_64_kib_and_writes_nothing(
     assert "the body is 65,537 bytes; the limit is 65,536 bytes" in refused.stderr
     assert RAISE_IT in refused.stderr
     assert history(lazy) == []
-    taken = lazy("memory", "save", "big", "-t", "user", "-d", "d", input="x" * 64 * 1024)
+    taken = lazy(
+        "memory", "save", "big", "-t", "user", "-d", "d", "--body-file", "-", input="x" * 64 * 1024
+    )
     assert taken.returncode == 0, taken.stderr
 
 
@@ -63,7 +65,9 @@ def test_the_cli_takes_the_limit_from_lazy_toml_on_creates_and_updates(
         lazy("memory", "save", "n", "-t", "user", "-d", "d", "--body", "x" * LIMIT).returncode == 0
     )
     refused = lazy("memory", "save", "n", "--body", "x" * (LIMIT + 1))
-    piped = lazy("memory", "save", "m", "-t", "user", "-d", "d", input="é" * 501)
+    piped = lazy(
+        "memory", "save", "m", "-t", "user", "-d", "d", "--body-file", "-", input="é" * 501
+    )
 
     assert (refused.returncode, piped.returncode) == (4, 4)
     assert REFUSED in refused.stderr

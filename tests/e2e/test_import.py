@@ -184,14 +184,15 @@ def test_duplicates_across_overlays_the_newest_file_wins(
     )
 
 
-def test_many_files_show_a_progress_bar(run: Run, memory_dir: Path) -> None:
+def test_many_files_show_progress_in_plain_lines_off_a_terminal(run: Run, memory_dir: Path) -> None:
     for index in range(60):
         write(memory_dir / f"note-{index}.md", f"---\nname: note-{index}\ndescription: n\n---\n")
 
     imported = run("doctor", "--import-memory", "--yes")
 
-    assert "importing [" in imported.stderr
-    assert imported.stderr.rstrip().endswith("60/60")
+    assert "importing: 1/60\n" in imported.stderr
+    assert imported.stderr.rstrip().endswith("importing: 60/60")
+    assert "\r" not in imported.stderr, "no redraw codes in a log"
 
 
 def test_plain_doctor_reports_harness_memory_and_never_writes(run: Run, memory_dir: Path) -> None:

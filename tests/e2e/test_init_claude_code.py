@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 
+from tests.components import missing
 from tests.e2e.conftest import Lazy
 
 MODULE_WORDS = [sys.executable, "-m", "lazy_memory.rpc.cli"]
@@ -166,7 +167,7 @@ def test_a_changed_lazy_path_updates_the_entries_instead_of_adding_more(
 ) -> None:
     script = Path(sys.executable).with_name("lazy")
     if not script.exists():
-        pytest.skip(f"no installed lazy script beside {sys.executable}")
+        missing("the installed lazy script", f"none beside {sys.executable} (pip install -e .)")
     users_files(project)
     lazy("init", "--claude-code", "--non-interactive")
 
@@ -320,10 +321,12 @@ def test_json_says_what_was_written(lazy: Lazy, project: Path, isolated_environm
         "changed": True,
         "files": [
             {"path": str(project / "lazy.toml"), "status": "created"},
+            {"path": str(isolated_environment / ".gitignore"), "status": "created"},
             {"path": str(project / ".claude" / "settings.json"), "status": "created"},
             {"path": str(project / ".claude" / "settings.local.json"), "status": "created"},
             {"path": str(project / ".mcp.json"), "status": "created"},
         ],
+        "storage": {"backend": "sqlite", "project": str(project)},
         "import": {"found": 0, "imported": []},
         "hook": {
             "event": "SessionStart",

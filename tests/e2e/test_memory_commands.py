@@ -10,7 +10,10 @@ from pathlib import Path
 
 import pytest
 
+from tests.components import require_program
 from tests.e2e.conftest import Lazy
+
+SCRIPT_GIVES_A_TTY = "its `script` gives the test a terminal"
 
 
 @pytest.fixture(params=["sqlite", "files"])
@@ -118,15 +121,16 @@ def test_body_from_file_and_from_standard_input(lazy: Lazy, tmp_path: Path) -> N
     body_file.write_text("# From a file\n\nwith *markdown*\n", encoding="utf-8")
 
     lazy("memory", "save", "filed", "-t", "project", "-d", "d", "--body-file", str(body_file))
-    lazy("memory", "save", "piped", "-t", "project", "-d", "d", input="piped 🧠 body\n")
-    lazy("memory", "save", "dashed", "-t", "project", "-d", "d", "--body-file", "-", input="x")
+    lazy("memory", "save", "piped", "-t", "project", "-d", "d", "--body-file", "-", input="🧠\n")
+    ignored = lazy("memory", "save", "unasked", "-t", "project", "-d", "d", input="not read")
 
     def body(name: str) -> str:
         return str(json.loads(lazy("memory", "show", name, "--json").stdout)["body"])
 
     assert body("filed") == "# From a file\n\nwith *markdown*\n"
-    assert body("piped") == "piped 🧠 body\n"
-    assert body("dashed") == "x"
+    assert body("piped") == "🧠\n"
+    assert ignored.returncode == 0, ignored.stderr
+    assert body("unasked") == "", "standard input is read only with --body-file -"
     missing = lazy("memory", "save", "y", "-t", "user", "-d", "d", "--body-file", "/nonexistent")
     assert (missing.returncode, missing.stderr.count("\n")) == (2, 1)
     assert "cannot read --body-file /nonexistent" in missing.stderr
@@ -156,8 +160,8 @@ def in_terminal(
     )
 
 
-@pytest.mark.skipif(shutil.which("script") is None, reason="needs util-linux script for a tty")
 def test_list_elides_to_the_terminal_width(lazy: Lazy, project: Path) -> None:
+    require_program("script", "util-linux", SCRIPT_GIVES_A_TTY)
     lazy("memory", "save", "wide", "-t", "project", "-d", "a description of some length " * 4)
 
     shown = in_terminal("stty cols 60; python -m lazy_memory.rpc.cli memory list", project)
@@ -169,10 +173,10 @@ def test_list_elides_to_the_terminal_width(lazy: Lazy, project: Path) -> None:
     assert "to fit 60 columns" in lines[-1]
 
 
-@pytest.mark.skipif(shutil.which("script") is None, reason="needs util-linux script for a tty")
 def test_editor_opens_on_the_current_body_in_a_terminal(
     lazy: Lazy, project: Path, tmp_path: Path
 ) -> None:
+    require_program("script", "util-linux", SCRIPT_GIVES_A_TTY)
     lazy("memory", "save", "edited", "-t", "project", "-d", "d", "--body", "first line")
     editor = tmp_path / "editor.sh"
     editor.write_text('#!/bin/sh\nprintf "%s\\n" "-- seen by editor" >> "$1"\n')

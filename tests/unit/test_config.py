@@ -104,10 +104,17 @@ def test_postgres_dsn_and_project_key_from_the_file_then_the_environment(project
     )
 
 
-def test_the_project_key_defaults_to_the_name_of_the_project_root(project: Path) -> None:
+def test_without_a_key_or_a_git_remote_the_project_key_is_the_roots_absolute_path(
+    project: Path,
+) -> None:
     settings = load_settings(project / "src", environ={})
 
-    assert (settings.pg_dsn, settings.project_key) == (None, "repo")
+    # Not the folder's name: two checkouts called "repo" must not share a project by accident.
+    assert (settings.pg_dsn, settings.project, settings.project_key) == (
+        None,
+        None,
+        str(project.resolve()),
+    )
 
 
 @pytest.mark.parametrize("task_id", ["", "t-1"])

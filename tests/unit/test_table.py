@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
-from lazy_memory.rpc.cli.table import display_width, elide, render
+import io
+import os
+import sys
+
+import pytest
+
+from lazy_memory.rpc.cli.table import PIPED_WIDTH, display_width, elide, output_width, render
 
 
 def test_ascii_and_wide_characters_are_measured_in_terminal_columns() -> None:
@@ -23,3 +29,21 @@ def test_render_counts_the_cells_it_shortened() -> None:
 
     assert table.shortened == 1
     assert max(len(line) for line in table.lines) == 40
+
+
+def test_a_terminal_that_reports_width_zero_counts_as_120_columns(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+        def fileno(self) -> int:
+            return 1
+
+    monkeypatch.setattr(sys, "stdout", Terminal())
+    monkeypatch.setattr(os, "get_terminal_size", lambda _fd=1: os.terminal_size((0, 0)))
+    assert output_width() == PIPED_WIDTH == 120
+
+    monkeypatch.setattr(os, "get_terminal_size", lambda _fd=1: os.terminal_size((60, 20)))
+    assert output_width() == 60

@@ -1,0 +1,117 @@
+"""The CLI's details: a save never waits on standard input unasked, the body flags exclude each
+other, and a TLS daemon's refused certificate names the setting that supplies the CA."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.daemon import add_token, running_daemon
+from tests.e2e.conftest import Lazy
+from tests.e2e.test_daemon import self_signed_certificate
+
+LAZY = [sys.executable, "-m", "lazy_memory.rpc.cli"]
+PATIENCE_SECONDS = 30
+
+
+def body(lazy: Lazy, name: str) -> str:
+    return str(json.loads(lazy("memory", "show", name, "--json").stdout)["body"])
+
+
+@pytest.mark.parametrize(
+    "arguments",
+    [
+        ["memory", "save", "fresh", "-t", "user", "-d", "a new record, no body"],
+        ["memory", "save", "kept", "-d", "only the description changes"],
+    ],
+)
+def test_a_save_without_a_body_never_waits_on_an_open_standard_input(
+    lazy: Lazy, project: Path, arguments: list[str]
+) -> None:
+    lazy("memory", "save", "kept", "-t", "user", "-d", "d", "--body", "the body")
+    # An agent's shell, or a script run from one, hands its children a pipe it never closes.
+    process = subprocess.Popen(
+        [*LAZY, *arguments],
+        cwd=project,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        status = process.wait(timeout=PATIENCE_SECONDS)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+        pytest.fail(f"`lazy {' '.join(arguments)}` waited on standard input")
+    finally:
+        assert process.stdin is not None
+        process.stdin.close()
+
+    assert status == 0, process.stderr.read() if process.stderr else ""
+    assert body(lazy, "kept") == "the body"
+    assert body(lazy, arguments[2]) == ("" if arguments[2] == "fresh" else "the body")
+
+
+def test_the_body_comes_from_standard_input_only_when_asked(lazy: Lazy) -> None:
+    asked = lazy("memory", "save", "asked", "-t", "user", "-d", "d", "--body-file", "-", input="x")
+    unasked = lazy("memory", "save", "asked", "-d", "e", input="never read")
+
+    assert (asked.returncode, unasked.returncode) == (0, 0)
+    assert body(lazy, "asked") == "x"
+
+
+def test_body_and_body_file_together_are_a_usage_error_and_write_nothing(
+    lazy: Lazy, project: Path
+) -> None:
+    (project / "body.md").write_text("from the file")
+
+    both = lazy(
+        "memory", "save", "n", "-t", "user", "-d", "d", "--body", "b", "--body-file", "body.md"
+    )
+
+    assert both.returncode == 2
+    assert "--body-file: not allowed with argument --body" in both.stderr
+    assert json.loads(lazy("memory", "list", "--json").stdout) == []
+
+
+@pytest.mark.parametrize(
+    ("host", "trusted", "said"),
+    [
+        ("localhost", False, "as [remote] ca_file in lazy.toml or LAZY_TLS_CA"),
+        ("127.0.0.1", True, "name the daemon as its certificate does in [remote] address"),
+    ],
+)
+def test_a_refused_certificate_names_the_setting_that_fixes_it(
+    tmp_path: Path, host: str, trusted: bool, said: str
+) -> None:
+    cert, key = self_signed_certificate(tmp_path)
+    daemon_data = tmp_path / "daemon"
+    token = add_token(daemon_data, "builder")
+    listen = "tls:127.0.0.1:0" if host == "127.0.0.1" else "tls:localhost:0"
+    extra = ("--tls-cert", str(cert), "--tls-key", str(key))
+    with running_daemon(daemon_data, listen, *extra) as daemon:
+        port = daemon.address.rsplit(":", 1)[1]
+        refused = subprocess.run(
+            [*LAZY, "memory", "list"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env={
+                **os.environ,
+                "LAZY_STORAGE": "remote",
+                "LAZY_REMOTE": f"tls:{host}:{port}",
+                "LAZY_TOKEN": token,
+                "LAZY_TLS_CA": str(cert) if trusted else "",
+            },
+        )
+
+    assert refused.returncode == 7
+    assert refused.stderr.count("\n") == 1, refused.stderr
+    assert "CERTIFICATE_VERIFY_FAILED" in refused.stderr
+    assert said in refused.stderr
