@@ -23,6 +23,7 @@ from typing import ParamSpec, TypeVar
 from pydantic import ValidationError
 
 from lazy_memory.adapters.config import DEFAULT_POLL_SECONDS
+from lazy_memory.adapters.data_dir import create_data_dir
 from lazy_memory.adapters.durable import replace_file
 from lazy_memory.adapters.files_journal import FileKey, Index, Journal, file_key, key_of
 from lazy_memory.engine.compact import Compact
@@ -297,7 +298,7 @@ class FileStorage:
         return compact
 
     def _replace_compact(self, data: bytes) -> None:
-        self.root.mkdir(parents=True, exist_ok=True)
+        create_data_dir(self.root)
         now = time.time()
         for temp in self.root.glob(f".{_COMPACT}.*.tmp"):
             with contextlib.suppress(FileNotFoundError):
@@ -307,7 +308,7 @@ class FileStorage:
 
     def _clear_compact(self) -> None:
         # A write like any other: it makes the directory, though there is nothing to remove.
-        self.root.mkdir(parents=True, exist_ok=True)
+        create_data_dir(self.root)
         self._compact.unlink(missing_ok=True)
 
 

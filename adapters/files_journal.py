@@ -7,20 +7,10 @@ that sync is the commit, so a save costs the same at any size of store. A writer
 mid-line leaves a last line without its newline: readers ignore it and the next writer cuts
 it off, so only whole, synced lines are history.
 
-`memories.json` is a checkpoint: the index of every name ever written as of the first
-`history_bytes` bytes of the history, one row per name (its type, description, revision,
-whether it is removed, and the offset and length of its latest entry's line), and beside
-them each name's latest write time. Opening the store reads it and replays only the lines
-after it; writers replace it atomically (temporary file, sync, rename) once the lines after
-it outnumber an eighth of its names, so neither the replay nor the rewriting ever dominates.
-It is derived: without it the whole history is replayed, but a checkpoint that cannot be
-read is an error, never silently replaced.
-
-Each process keeps the index in memory and brings it up to date from the files before every
-operation (two `stat` calls when nothing changed). Bodies stay on disk: a record is read from
-its line when asked for. Reading writes nothing and takes no lock: not the directory, not
-the lock file, not a checkpoint (so a store on a read-only mount reads, and a missing one
-reads as empty); the first write creates what is missing.
+The index over it is files_index.py's; `memories.json`, a checkpoint of that index, is
+files_checkpoint.py's. Reading writes nothing and takes no lock: not the directory, not the
+lock file, not a checkpoint (so a store on a read-only mount reads, and a missing one reads
+as empty); the first write creates what is missing.
 
 A store of the first format is read as it lies and converted by its first write (see
 files_legacy.py).
@@ -28,115 +18,46 @@ files_legacy.py).
 
 from __future__ import annotations
 
-import bisect
 import contextlib
 import logging
 import os
-import stat
 import threading
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
-from datetime import datetime
 from pathlib import Path
-from typing import Final, Literal, NamedTuple, TypeVar
+from typing import TypeVar
 
-from pydantic import BaseModel, ValidationError
+from pydantic import ValidationError
 from pydantic_core import PydanticSerializationError
 
+from lazy_memory.adapters.data_dir import create_data_dir
 from lazy_memory.adapters.durable import append_synced, exclusive_lock, replace_file
-from lazy_memory.adapters.files_legacy import is_legacy_checkpoint, is_legacy_history, legacy_lines
+from lazy_memory.adapters.files_checkpoint import Checkpoint, read_checkpoint, write_checkpoint
+from lazy_memory.adapters.files_index import Index, Slot, changes_between
+from lazy_memory.adapters.files_layout import (
+    CHECKPOINT,
+    HISTORY,
+    LOCK,
+    FileKey,
+    corrupt,
+    file_key,
+    file_of,
+    key_of,
+    mode_of,
+    remove_stale_temps,
+    validation_reason,
+)
+from lazy_memory.adapters.files_legacy import is_legacy_history, legacy_lines
 from lazy_memory.engine.errors import InvalidRecord, StorageUnavailable
 from lazy_memory.engine.ports import Change
-from lazy_memory.engine.records import HistoryEntry, Operation, RecordType
+from lazy_memory.engine.records import HistoryEntry
 
-HISTORY = "memory-history.json"
-CHECKPOINT = "memories.json"
-LOCK = ".memory.lock"
-FORMAT: Final = 2
-"""The format this module writes; the first one had no number."""
-
-CHECKPOINT_MIN_ENTRIES = 100
-"""Lines after the checkpoint that opening may always replay: fewer never warrant a new one."""
-CHECKPOINT_FRACTION = 8
-"""A new checkpoint once the lines after the last outnumber its names divided by this."""
+# files.py still imports these from here; they belong to files_index.py and files_layout.py.
+__all__ = ["FileKey", "Index", "Journal", "file_key", "key_of"]
 
 _READ_CHUNK = 1 << 22
 """The most bytes one read of consecutive history lines takes at a time."""
-_COLUMNS = ("type", "description", "revision", "removed", "offset", "length")
-FileKey = tuple[int, int, int]
 _T = TypeVar("_T")
 logger = logging.getLogger(__name__)
-
-
-class Slot(NamedTuple):
-    """A name's latest history entry as the index holds it: what an index line shows of it,
-    whether it removed the record, and where its line is in the history."""
-
-    type: RecordType
-    description: str
-    revision: int
-    removed: bool
-    offset: int
-    length: int
-
-
-class _Checkpoint(BaseModel):
-    """memories.json."""
-
-    format: Literal[2]
-    columns: tuple[str, ...] = _COLUMNS
-    history_entries: int
-    history_bytes: int
-    names: dict[str, Slot]
-    times: list[datetime] | None = None
-    """When each name's latest entry was written, in the order of names. Checkpoints older
-    than it lack it (and older versions ignore it): those are replayed like none at all."""
-
-
-@dataclass
-class Index:
-    """Every name's latest history entry, as of the first `offset` bytes of one history file."""
-
-    history_file: tuple[int, int] | None = None
-    """The (device, inode) of the history file the offsets point into; None before one exists."""
-    checkpoint_key: FileKey | None = None
-    """The memories.json this index started from, to notice another one replacing it."""
-    checkpoint_entries: int = 0
-    entries: int = 0
-    offset: int = 0
-    slots: dict[str, Slot] = field(default_factory=dict)
-    times: dict[str, datetime] = field(default_factory=dict)
-    """When each name's latest entry was written: the index's time of a live record."""
-    live: list[str] = field(default_factory=list)
-    """The names of live records, sorted."""
-    generation: int = 0
-    """Grows with every entry applied, so caches built from the index know when it moved."""
-
-    def apply(self, entry: HistoryEntry, offset: int, length: int) -> None:
-        """Take in the entry whose line starts at offset (the index's own end)."""
-        removed = entry.operation is Operation.REMOVE
-        previous = self.slots.get(entry.name)
-        was_live = previous is not None and not previous.removed
-        self.slots[entry.name] = Slot(
-            entry.type, entry.description, entry.revision, removed, offset, length
-        )
-        self.times[entry.name] = entry.at
-        if was_live and removed:
-            del self.live[bisect.bisect_left(self.live, entry.name)]
-        elif not was_live and not removed:
-            bisect.insort(self.live, entry.name)
-        self.entries += 1
-        self.offset = offset + length
-        self.generation += 1
-
-    def skip(self, length: int) -> None:
-        """Step over a blank line (a hand-edited history may hold one)."""
-        self.offset += length
-
-    def due_for_checkpoint(self) -> bool:
-        """True once replaying the lines after the checkpoint costs more than rewriting it."""
-        behind = self.entries - self.checkpoint_entries
-        return behind > max(CHECKPOINT_MIN_ENTRIES, len(self.slots) // CHECKPOINT_FRACTION)
 
 
 class Journal:
@@ -197,7 +118,7 @@ class Journal:
     def commit(self, change: Callable[[Index], HistoryEntry]) -> HistoryEntry:
         """Append the entry change makes from the up-to-date index; it is durable on return."""
         # The first write makes the directory; the flock creates the lock file.
-        self.root.mkdir(parents=True, exist_ok=True)
+        create_data_dir(self.root)
         with exclusive_lock(self.lock_path), self._guard:
             index = self._refreshed()
             if self._legacy is not None:
@@ -292,7 +213,7 @@ class Journal:
     def _refreshed(self) -> Index:
         """The index brought up to date with the files (under the guard)."""
         checkpoint_key = key_of(self.checkpoint_path)
-        history_file = _file_of(self.history_path)
+        history_file = file_of(self.history_path)
         index = self._index
         if (
             checkpoint_key != index.checkpoint_key
@@ -314,20 +235,20 @@ class Journal:
         finally:
             self._changes = recording
         if recording is not None:
-            recording += _changes_between(previous.slots, index.slots)
+            recording += changes_between(previous.slots, index.slots)
         self._index = index
         return index
 
     def _rebuilt(self) -> Index:
         index = Index()
-        checkpoint, checkpoint_key = self._read_checkpoint()
+        checkpoint, checkpoint_key = read_checkpoint(self.checkpoint_path)
         with contextlib.suppress(FileNotFoundError):
             self._reader = os.open(self.history_path, os.O_RDONLY | os.O_CLOEXEC)
         if self._reader is not None:
             status = os.fstat(self._reader)
             index.history_file = (status.st_dev, status.st_ino)
             self._read_legacy(self._reader, status)
-        if checkpoint is not None and _times_fit(checkpoint):
+        if checkpoint is not None and checkpoint.times_fit():
             self._check_checkpoint(checkpoint)
             index.checkpoint_entries = index.entries = checkpoint.history_entries
             index.offset = checkpoint.history_bytes
@@ -366,21 +287,7 @@ class Journal:
             change = Change(name=entry.name, revision=entry.revision, operation=entry.operation)
             self._changes.append(change)
 
-    def _read_checkpoint(self) -> tuple[_Checkpoint | None, FileKey | None]:
-        try:
-            with self.checkpoint_path.open("rb") as file:
-                key = file_key(os.fstat(file.fileno()))
-                data = file.read()
-        except FileNotFoundError:
-            return None, None
-        try:
-            return _Checkpoint.model_validate_json(data), key
-        except ValidationError as error:
-            if is_legacy_checkpoint(data):
-                return None, key  # the first format's: the history says all it said
-            raise self._corrupt(_reason(error), self.checkpoint_path) from error
-
-    def _check_checkpoint(self, checkpoint: _Checkpoint) -> None:
+    def _check_checkpoint(self, checkpoint: Checkpoint) -> None:
         """Refuse a checkpoint that reaches past the history or into the middle of a line."""
         end = checkpoint.history_bytes
         if end == 0:
@@ -403,18 +310,8 @@ class Journal:
 
     def _checkpoint(self, index: Index) -> None:
         """Replace memories.json with the index (under the flock and the guard)."""
-        _remove_stale_temps(self.root)
-        checkpoint = _Checkpoint(
-            format=FORMAT,
-            history_entries=index.entries,
-            history_bytes=index.offset,
-            names=index.slots,
-            times=[index.times[name] for name in index.slots],
-        )
-        data = checkpoint.model_dump_json().encode("utf-8") + b"\n"
-        replace_file(self.checkpoint_path, data, _mode(self.checkpoint_path))
-        index.checkpoint_key = key_of(self.checkpoint_path)
-        index.checkpoint_entries = index.entries
+        remove_stale_temps(self.root)
+        write_checkpoint(self.checkpoint_path, index)
 
     def _read_legacy(self, descriptor: int, status: os.stat_result) -> None:
         """Note whether the history just opened is the first format's, and if so its lines."""
@@ -425,12 +322,12 @@ class Journal:
         try:
             self._legacy = (legacy_lines(data), file_key(status))
         except ValidationError as error:
-            raise self._corrupt(_reason(error)) from error
+            raise self._corrupt(validation_reason(error)) from error
 
     def _convert_legacy(self, lines: bytes) -> Index:
         """Rewrite a first-format store as lines of this format (under the flock and the guard)."""
-        _remove_stale_temps(self.root)
-        replace_file(self.history_path, lines, _mode(self.history_path))
+        remove_stale_temps(self.root)
+        replace_file(self.history_path, lines, mode_of(self.history_path))
         # The old memories.json is ignored from now on; the checkpoint replaces it.
         index = self._reloaded()
         self._checkpoint(index)
@@ -465,72 +362,13 @@ class Journal:
         try:
             return HistoryEntry.model_validate_json(line)
         except ValidationError as error:
-            raise self._corrupt(f"the entry at byte {offset}: {_reason(error)}") from error
+            reason = validation_reason(error)
+            raise self._corrupt(f"the entry at byte {offset}: {reason}") from error
 
     def _corrupt(self, reason: str, path: Path | None = None) -> StorageUnavailable:
-        return StorageUnavailable(f"the store at {path or self.history_path} is corrupt: {reason}")
-
-
-def _changes_between(before: dict[str, Slot], after: dict[str, Slot]) -> list[Change]:
-    """What leads from one index to the next, by name: for an index read afresh."""
-    return [
-        Change(
-            name=name,
-            revision=slot.revision,
-            operation=Operation.REMOVE if slot.removed else Operation.SAVE,
-        )
-        for name, slot in sorted(after.items())
-        if name not in before or before[name].revision != slot.revision
-    ]
+        return corrupt(path or self.history_path, reason)
 
 
 def _lines(whole: bytes) -> list[bytes]:
     """The lines of whole lines of text, each with its newline."""
     return [line + b"\n" for line in whole.split(b"\n")[:-1]]
-
-
-def _times_fit(checkpoint: _Checkpoint) -> bool:
-    """True if the checkpoint has every name's time (an older version's has none)."""
-    return checkpoint.times is not None and len(checkpoint.times) == len(checkpoint.names)
-
-
-def _remove_stale_temps(root: Path) -> None:
-    """Temporary files of replacements that a killed process left (under the flock)."""
-    for name in (CHECKPOINT, HISTORY):
-        for temp in root.glob(f".{name}.*.tmp"):
-            with contextlib.suppress(FileNotFoundError):
-                temp.unlink()
-
-
-def file_key(status: os.stat_result) -> FileKey:
-    """What tells one version of a file from another: inode, modification time and size."""
-    return (status.st_ino, status.st_mtime_ns, status.st_size)
-
-
-def key_of(path: Path) -> FileKey | None:
-    """The key of the file at path, or None when there is none."""
-    try:
-        return file_key(path.stat())
-    except FileNotFoundError:
-        return None
-
-
-def _file_of(path: Path) -> tuple[int, int] | None:
-    try:
-        status = path.stat()
-    except FileNotFoundError:
-        return None
-    return (status.st_dev, status.st_ino)
-
-
-def _mode(target: Path) -> int:
-    try:
-        return stat.S_IMODE(target.stat().st_mode)
-    except FileNotFoundError:
-        return 0o644
-
-
-def _reason(error: ValidationError) -> str:
-    first = error.errors()[0]
-    location = ".".join(str(part) for part in first["loc"]) or "top level"
-    return f"{location}: {first['msg']}"

@@ -38,7 +38,7 @@ from lazy_memory.engine.errors import (
 )
 from lazy_memory.engine.index import IndexEntry
 from lazy_memory.engine.records import Actor, HistoryEntry, Operation, Record, RecordContent
-from lazy_memory.engine.search import SearchHit, SearchQuery
+from lazy_memory.engine.search_model import SearchHit, SearchQuery
 from lazy_memory.rpc.methods import HistoryParams, NameParams, NoParams, Params, SearchResult
 from lazy_memory.rpc.storage_methods import (
     CompactSlotResult,

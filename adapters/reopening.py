@@ -22,7 +22,7 @@ from lazy_memory.engine.errors import LazyMemoryError, StorageUnavailable
 from lazy_memory.engine.index import IndexEntry
 from lazy_memory.engine.ports import Storage
 from lazy_memory.engine.records import Actor, HistoryEntry, Operation, Record, RecordContent
-from lazy_memory.engine.search import SearchHit, SearchQuery
+from lazy_memory.engine.search_model import SearchHit, SearchQuery
 
 logger = logging.getLogger(__name__)
 Opener = Callable[[], Awaitable[Storage]]

@@ -28,7 +28,8 @@ from bench.stores import POSTGRES_MAX_RECORDS, Store, available_backends, build_
 from lazy_memory.adapters import open_storage
 from lazy_memory.adapters.config import Settings, load_settings
 from lazy_memory.engine.ports import Storage
-from lazy_memory.engine.search import DEFAULT_LIMIT, SearchQuery, parse_query
+from lazy_memory.engine.search_model import DEFAULT_LIMIT, SearchQuery
+from lazy_memory.engine.search_parser import parse_query
 from tests.search_relevance import QUERIES, RANKED_HITS, quality, relevance_records
 
 SIZES = (1_000, 10_000, 100_000)

@@ -11,7 +11,7 @@ from pydantic import BaseModel, ConfigDict
 from lazy_memory.engine.compact import Compact
 from lazy_memory.engine.index import IndexEntry
 from lazy_memory.engine.records import Actor, HistoryEntry, Operation, Record, RecordContent
-from lazy_memory.engine.search import SearchHit, SearchQuery
+from lazy_memory.engine.search_model import SearchHit, SearchQuery
 
 
 class Storage(Protocol):
@@ -79,9 +79,9 @@ class Storage(Protocol):
     async def search(self, query: SearchQuery, limit: int) -> list[SearchHit]:
         """The best limit live records for query, best first (ties by name).
 
-        Every backend finds the same records for a query: it tokenizes as engine/search.py
-        does (search.tokenize), matches() is the meaning of a match, and a match in the name
-        ranks above one in the description, which ranks above one in the body.
+        Every backend finds the same records for a query: it tokenizes as engine/search_model.py
+        does (tokenize), matches() is the meaning of a match, and a match in the name ranks
+        above one in the description, which ranks above one in the body.
         """
         ...
 

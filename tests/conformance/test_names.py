@@ -11,7 +11,7 @@ from lazy_memory.engine.errors import InvalidRecord
 from lazy_memory.engine.identity import Identity
 from lazy_memory.engine.ports import Storage
 from lazy_memory.engine.records import Actor, ActorKind, Operation, RecordContent, RecordType
-from lazy_memory.engine.search import SearchQuery
+from lazy_memory.engine.search_model import SearchQuery
 from lazy_memory.engine.service import MemoryService
 from tests.conformance.conftest import OpenStorage
 from tests.name_table import LEGAL, REAL_WORLD

@@ -9,15 +9,10 @@ import pytest
 from bench.corpus import CORPUS_ACTOR, fill_store, realistic_records
 from lazy_memory.engine.ports import Storage
 from lazy_memory.engine.records import Actor, ActorKind, RecordContent, RecordType
-from lazy_memory.engine.search import (
-    MARK_END,
-    MARK_START,
-    Document,
-    SearchHit,
-    SearchIndex,
-    matches,
-    parse_query,
-)
+from lazy_memory.engine.search_model import SearchHit
+from lazy_memory.engine.search_parser import parse_query
+from lazy_memory.engine.search_ranking import Document, SearchIndex, matches
+from lazy_memory.engine.search_snippets import MARK_END, MARK_START
 from tests.conformance.conftest import OpenStorage
 
 ALICE = Actor(kind=ActorKind.HUMAN, detail="alice")

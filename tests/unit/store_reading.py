@@ -3,7 +3,6 @@ the Storage port, another process using the store (store_process.py), read-only 
 
 from __future__ import annotations
 
-import os
 import select
 import subprocess
 import sys
@@ -13,15 +12,14 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from lazy_memory.adapters import open_storage
 from lazy_memory.adapters.config import Settings
 from lazy_memory.engine.compact import Compact
 from lazy_memory.engine.errors import NotFound, StorageUnavailable
 from lazy_memory.engine.ports import Storage
 from lazy_memory.engine.records import Actor, ActorKind, RecordContent, RecordType
-from lazy_memory.engine.search import parse_query
+from lazy_memory.engine.search_parser import parse_query
+from tests.components import ROOT, missing, require_root
 
 ALICE = Actor(kind=ActorKind.HUMAN, detail="alice")
 T0 = datetime(2026, 11, 30, 8, 0, tzinfo=UTC)
@@ -167,8 +165,7 @@ def store_process(backend: str, data: Path) -> Iterator[StoreProcess]:
 @contextmanager
 def read_only_view(source: Path, target: Path) -> Iterator[Path]:
     """source as a read-only bind mount at target: others still write it through source."""
-    if os.geteuid() != 0:
-        pytest.skip("a bind mount needs root")
+    require_root("a bind mount")
     target.mkdir()
     for command in (
         ["mount", "--bind", str(source), str(target)],
@@ -177,7 +174,7 @@ def read_only_view(source: Path, target: Path) -> Iterator[Path]:
         done = subprocess.run(command, capture_output=True, text=True, check=False)
         if done.returncode != 0:
             subprocess.run(["umount", "-l", str(target)], capture_output=True, check=False)
-            pytest.skip(f"cannot make a read-only bind mount here: {done.stderr.strip()}")
+            missing(ROOT, f"cannot make a read-only bind mount here: {done.stderr.strip()}")
     try:
         yield target
     finally:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from lazy_memory.engine.doctor import Remedy
 from lazy_memory.engine.records import RecordType
-from lazy_memory.engine.search import DEFAULT_LIMIT, MAX_LIMIT
+from lazy_memory.engine.search_model import DEFAULT_LIMIT, MAX_LIMIT
 from lazy_memory.rpc.cli import doctor, memory, search
 
 REPOSITORY = Path(__file__).parents[2]

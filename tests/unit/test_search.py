@@ -14,19 +14,15 @@ from lazy_memory.adapters.sqlite import SqliteStorage
 from lazy_memory.engine.errors import InvalidQuery
 from lazy_memory.engine.identity import Identity
 from lazy_memory.engine.records import Actor, ActorKind, RecordContent, RecordType
-from lazy_memory.engine.search import (
+from lazy_memory.engine.search_model import SearchQuery, tokenize
+from lazy_memory.engine.search_parser import MAX_TERMS, parse_query
+from lazy_memory.engine.search_ranking import Document, SearchIndex, matches
+from lazy_memory.engine.search_snippets import (
     ELLIPSIS,
     MARK_END,
     MARK_START,
-    MAX_TERMS,
     SNIPPET_TOKENS,
-    Document,
-    SearchIndex,
-    SearchQuery,
-    matches,
-    parse_query,
     snippet,
-    tokenize,
 )
 from lazy_memory.engine.service import MemoryService
 

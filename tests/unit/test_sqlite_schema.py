@@ -12,7 +12,7 @@ from lazy_memory.adapters.sqlite import SqliteStorage
 from lazy_memory.adapters.sqlite_schema import MIGRATIONS
 from lazy_memory.engine.errors import StorageUnavailable
 from lazy_memory.engine.records import Actor, ActorKind, RecordContent, RecordType
-from lazy_memory.engine.search import parse_query
+from lazy_memory.engine.search_parser import parse_query
 
 
 async def created(path: Path) -> None:

@@ -1,0 +1,93 @@
+"""The files backend's index: every name's latest history entry, and where its line is.
+
+Each process keeps the index in memory and brings it up to date from the files before every
+operation (two `stat` calls when nothing changed). Bodies stay on disk: a record is read from
+its line when asked for.
+"""
+
+from __future__ import annotations
+
+import bisect
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import NamedTuple
+
+from lazy_memory.adapters.files_layout import FileKey
+from lazy_memory.engine.ports import Change
+from lazy_memory.engine.records import HistoryEntry, Operation, RecordType
+
+CHECKPOINT_MIN_ENTRIES = 100
+"""Lines after the checkpoint that opening may always replay: fewer never warrant a new one."""
+CHECKPOINT_FRACTION = 8
+"""A new checkpoint once the lines after the last outnumber its names divided by this."""
+
+
+class Slot(NamedTuple):
+    """A name's latest history entry as the index holds it: what an index line shows of it,
+    whether it removed the record, and where its line is in the history."""
+
+    type: RecordType
+    description: str
+    revision: int
+    removed: bool
+    offset: int
+    length: int
+
+
+@dataclass
+class Index:
+    """Every name's latest history entry, as of the first `offset` bytes of one history file."""
+
+    history_file: tuple[int, int] | None = None
+    """The (device, inode) of the history file the offsets point into; None before one exists."""
+    checkpoint_key: FileKey | None = None
+    """The memories.json this index started from, to notice another one replacing it."""
+    checkpoint_entries: int = 0
+    entries: int = 0
+    offset: int = 0
+    slots: dict[str, Slot] = field(default_factory=dict)
+    times: dict[str, datetime] = field(default_factory=dict)
+    """When each name's latest entry was written: the index's time of a live record."""
+    live: list[str] = field(default_factory=list)
+    """The names of live records, sorted."""
+    generation: int = 0
+    """Grows with every entry applied, so caches built from the index know when it moved."""
+
+    def apply(self, entry: HistoryEntry, offset: int, length: int) -> None:
+        """Take in the entry whose line starts at offset (the index's own end)."""
+        removed = entry.operation is Operation.REMOVE
+        previous = self.slots.get(entry.name)
+        was_live = previous is not None and not previous.removed
+        self.slots[entry.name] = Slot(
+            entry.type, entry.description, entry.revision, removed, offset, length
+        )
+        self.times[entry.name] = entry.at
+        if was_live and removed:
+            del self.live[bisect.bisect_left(self.live, entry.name)]
+        elif not was_live and not removed:
+            bisect.insort(self.live, entry.name)
+        self.entries += 1
+        self.offset = offset + length
+        self.generation += 1
+
+    def skip(self, length: int) -> None:
+        """Step over a blank line (a hand-edited history may hold one)."""
+        self.offset += length
+
+    def due_for_checkpoint(self) -> bool:
+        """True once replaying the lines after the checkpoint costs more than rewriting it."""
+        behind = self.entries - self.checkpoint_entries
+        return behind > max(CHECKPOINT_MIN_ENTRIES, len(self.slots) // CHECKPOINT_FRACTION)
+
+
+def changes_between(before: dict[str, Slot], after: dict[str, Slot]) -> list[Change]:
+    """What leads from one index to the next, by name: for an index read afresh."""
+    return [
+        Change(
+            name=name,
+            revision=slot.revision,
+            operation=Operation.REMOVE if slot.removed else Operation.SAVE,
+        )
+        for name, slot in sorted(after.items())
+        if name not in before or before[name].revision != slot.revision
+    ]
