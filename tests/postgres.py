@@ -5,8 +5,8 @@ fsync. Tests share it and keep apart by project key (`fresh_project`), which is 
 than a database each and exercises the keying of rows by project. As root, the server's
 binaries run as the `postgres` user: initdb refuses to run as root.
 
-Without the binaries the tests that need the server fail, saying what to install, unless
-LAZY_TEST_SKIP_POSTGRES=1 says to skip them.
+Without the binaries the tests that need the server skip, saying what to install; under CI
+they fail (tests/components.py).
 """
 
 from __future__ import annotations
@@ -23,7 +23,8 @@ from pathlib import Path
 
 import pytest
 
-SKIP_VARIABLE = "LAZY_TEST_SKIP_POSTGRES"
+from tests.components import POSTGRES, missing
+
 _START_ATTEMPTS = 3
 _projects = itertools.count(1)
 
@@ -115,13 +116,7 @@ def postgres_server() -> Iterator[PostgresServer]:
     """A PostgreSQL server for the whole session, stopped and deleted at its end."""
     binaries = postgres_binaries()
     if binaries is None:
-        if os.environ.get(SKIP_VARIABLE) == "1":
-            pytest.skip(f"PostgreSQL is not installed and {SKIP_VARIABLE}=1")
-        pytest.fail(
-            "the postgres tests need a PostgreSQL server: install it (Debian: apt-get install "
-            f"postgresql), or set {SKIP_VARIABLE}=1 to skip them",
-            pytrace=False,
-        )
+        missing(POSTGRES, "no PostgreSQL server binaries (Debian: apt-get install postgresql)")
     # Not under pytest's tmp_path: its folders are private to root, and the server runs as
     # the postgres user, which must reach its own directory.
     directory = Path(tempfile.mkdtemp(prefix="lazy-postgres-"))

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from tests.components import ROOT, missing, require_root
 from tests.e2e.conftest import Lazy
 
 
@@ -141,8 +141,7 @@ def mounted_data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterato
 
     Root writes through permission bits, so only a read-only mount really refuses it.
     """
-    if os.geteuid() != 0:
-        pytest.skip("mounting a tmpfs needs root")
+    require_root("mounting a tmpfs")
     mount_point = tmp_path / "mounted"
     mount_point.mkdir()
     mounted = subprocess.run(
@@ -151,7 +150,7 @@ def mounted_data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterato
         check=False,
     )
     if mounted.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here: {mounted.stderr.decode().strip()}")
+        missing(ROOT, f"cannot mount a tmpfs here: {mounted.stderr.decode().strip()}")
     monkeypatch.setenv("LAZY_DATA", str(mount_point))
     try:
         yield mount_point

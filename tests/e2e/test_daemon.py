@@ -23,6 +23,7 @@ from typing import Any
 
 import pytest
 
+from tests.components import missing
 from tests.e2e.jsonrpc import TIMEOUT, RawClient
 
 READY = "lazy-memory daemon listening on "
@@ -514,7 +515,7 @@ def self_signed_certificate(directory: Path) -> tuple[Path, Path]:
     except ImportError:
         openssl = shutil.which("openssl")
         if openssl is None:
-            pytest.skip("neither the cryptography package nor openssl is available")
+            missing("openssl", "neither the cryptography package nor openssl is available")
         subprocess.run(
             [
                 openssl,

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.components import require_root
 from tests.daemon import LAZY, add_token, running_daemon
 
 FAILED = 4
@@ -89,10 +90,10 @@ def test_a_token_file_others_can_write_is_refused(
     )
 
 
-@pytest.mark.skipif(os.geteuid() != 0, reason="giving a folder to another user needs root")
 def test_a_data_directory_another_user_owns_is_refused(
     isolated_environment: Path, socket_path: Path
 ) -> None:
+    require_root("giving a folder to another user")
     add_token(isolated_environment, "builder", "b1")
     isolated_environment.chmod(0o700)
     os.chown(isolated_environment, 4242, 4242)

@@ -18,7 +18,7 @@ from lazy_memory.engine.compact import Compact
 from lazy_memory.engine.errors import StorageUnavailable
 from lazy_memory.engine.ports import Change
 from lazy_memory.engine.records import Actor, ActorKind, Operation, RecordContent, RecordType
-from lazy_memory.engine.search import parse_query
+from lazy_memory.engine.search_parser import parse_query
 from tests.e2e.conftest import Lazy
 from tests.e2e.jsonrpc import RawClient
 from tests.postgres import PostgresServer, fresh_project, unused_port

@@ -1,10 +1,11 @@
-"""The VS Code extension as CI builds it: npm ci, tsc, node's tests, and vsce's .vsix.
+"""The VS Code extension as CI builds it: npm ci, tsc, esbuild, node's tests, and vsce's .vsix.
 
 VS Code itself cannot be downloaded here, so what is checked is everything short of it: the
 TypeScript compiles, the extension's pure modules pass their node tests, its wire helpers work
-against the real engine started the way the extension starts it, and the packaged .vsix holds
-the compiled extension, its runtime dependencies and the manifest that contributes the view,
-the commands and the settings.
+against the real engine started the way the extension starts it, the packaged .vsix holds the
+extension bundled with its runtime dependencies, its LICENSE and the manifest that contributes
+the view, the commands and the settings, vsce packages it without a warning, and the
+manifest's activation events (read the way VS Code reads them) leave other workspaces alone.
 """
 
 from __future__ import annotations
@@ -12,7 +13,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 import zipfile
@@ -21,6 +21,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+from tests.components import NODE, require_program
+
+pytestmark = pytest.mark.node
 
 EXTENSION = Path(__file__).resolve().parents[2] / "editors" / "vscode"
 COMMANDS = {
@@ -35,17 +39,14 @@ COMMANDS = {
 SETTINGS = {
     "lazyMemory.engineCommand": ["lazy", "engine"],
     "lazyMemory.dataDirectory": "",
-    "lazyMemory.actor": "",
 }
+STORE_MARKERS = ("lazy.toml", ".lazy")
+"""What makes a workspace one the extension activates in, at the workspace folder's root."""
 
 
 def npm(*arguments: str, timeout: float = 120, **environment: str) -> str:
     """Run npm in the extension's folder; fail the test with its output if it fails."""
-    executable = shutil.which("npm")
-    if executable is None:
-        if os.environ.get("LAZY_TEST_SKIP_VSCODE") == "1":
-            pytest.skip("npm is not installed and LAZY_TEST_SKIP_VSCODE=1")
-        pytest.fail("npm is not installed (apt-get install npm): it builds the VS Code extension")
+    executable = require_program("npm", NODE, "apt-get install npm: it builds the extension")
     finished = subprocess.run(
         [executable, *arguments],
         cwd=EXTENSION,
@@ -66,22 +67,56 @@ def npm(*arguments: str, timeout: float = 120, **environment: str) -> str:
     return output
 
 
+def installed_as_locked() -> bool:
+    """Whether node_modules holds every package package-lock.json names (else `npm ci`)."""
+    installed = EXTENSION / "node_modules" / ".package-lock.json"
+    if not installed.exists():
+        return False
+    locked = json.loads((EXTENSION / "package-lock.json").read_text())["packages"]
+    present = json.loads(installed.read_text())["packages"]
+    return all(name in present for name in locked if name)
+
+
 @pytest.fixture(scope="module")
 def compiled() -> Path:
-    """The extension's folder after `npm ci` (only when node_modules is missing) and tsc."""
-    if not (EXTENSION / "node_modules").is_dir():
+    """The extension's folder after `npm ci` (only when node_modules is stale), tsc, esbuild."""
+    if not installed_as_locked():
         npm("ci", timeout=600)
     npm("run", "compile", npm_config_offline="true")
     return EXTENSION
 
 
 @pytest.fixture(scope="module")
-def vsix(compiled: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[zipfile.ZipFile]:
-    """The packaged extension, built offline by vsce into a temporary folder."""
+def packaging(compiled: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    """The extension packaged offline by vsce into a temporary folder, and what vsce printed."""
     target = tmp_path_factory.mktemp("vsix") / "lazy-memory.vsix"
-    npm("run", "package", "--", "--out", str(target), npm_config_offline="true")
-    with zipfile.ZipFile(target) as archive:
+    output = npm("run", "package", "--", "--out", str(target), npm_config_offline="true")
+    return target, output
+
+
+@pytest.fixture(scope="module")
+def vsix(packaging: tuple[Path, str]) -> Iterator[zipfile.ZipFile]:
+    """The packaged extension."""
+    with zipfile.ZipFile(packaging[0]) as archive:
         yield archive
+
+
+def activates_at_startup(package: dict[str, Any], workspace: Path) -> bool:
+    """Whether VS Code (1.74 or later) activates the extension when it opens workspace.
+
+    As VS Code decides it: `*` and `onStartupFinished` always; `workspaceContains:PATH` when
+    the folder holds PATH (a file or a folder); and, implied by the manifest since 1.74,
+    `onView` for a contributed view without a `when` clause, as the Explorer shows it at once.
+    Commands (`onCommand`, implied too) activate only when someone runs one.
+    """
+    for event in package.get("activationEvents", []):
+        if event in ("*", "onStartupFinished"):
+            return True
+        contained = event.removeprefix("workspaceContains:")
+        if contained != event and (workspace / contained).exists():
+            return True
+    views = package["contributes"].get("views", {})
+    return any("when" not in view for container in views.values() for view in container)
 
 
 def manifest(archive: zipfile.ZipFile) -> dict[str, Any]:
@@ -92,14 +127,14 @@ def manifest(archive: zipfile.ZipFile) -> dict[str, Any]:
 
 def test_vsix_contributes_the_view_commands_and_settings(vsix: zipfile.ZipFile) -> None:
     package = manifest(vsix)
-    assert package["main"] == "./out/extension.js"
-    assert "onStartupFinished" in package["activationEvents"]
+    assert package["main"] == "./dist/extension.js"
     contributes = package["contributes"]
     assert {command["command"] for command in contributes["commands"]} == COMMANDS
     titles = {command["title"] for command in contributes["commands"]}
     assert {"Save Record", "Remove Record", "Compact", "Doctor", "Show Record", "Search"} <= titles
     assert {command["category"] for command in contributes["commands"]} == {"Lazy Memory"}
-    assert contributes["views"]["explorer"] == [{"id": "lazyMemory.records", "name": "Lazy Memory"}]
+    [view] = contributes["views"]["explorer"]
+    assert (view["id"], view["name"]) == ("lazyMemory.records", "Lazy Memory")
     properties = contributes["configuration"]["properties"]
     assert {name: spec["default"] for name, spec in properties.items()} == SETTINGS
     context_menu = contributes["menus"]["view/item/context"]
@@ -114,27 +149,74 @@ def test_vsix_contributes_the_view_commands_and_settings(vsix: zipfile.ZipFile) 
     assert menu_commands <= COMMANDS, "every menu entry names a contributed command"
 
 
-def test_vsix_holds_the_compiled_extension_and_its_runtime_dependencies(
+def test_vsix_holds_the_bundled_extension_its_license_and_nothing_else(
     vsix: zipfile.ZipFile,
 ) -> None:
     names = set(vsix.namelist())
-    for module in ("extension", "client", "tree", "documents", "commands"):
-        assert f"extension/out/{module}.js" in names
-    extension = vsix.read("extension/out/extension.js").decode()
-    assert "exports.activate = activate" in extension
-    assert "exports.deactivate = deactivate" in extension
-    assert "extension/node_modules/vscode-languageclient/package.json" in names
+    assert {"extension/dist/extension.js", "extension/package.json"} <= names
     assert "extension/readme.md" in {name.lower() for name in names}
-    assert not [
-        name for name in names if name.startswith(("extension/src/", "extension/out/test/"))
-    ]
+    [license_file] = [name for name in names if name.lower().startswith("extension/license")]
+    assert vsix.read(license_file).decode().startswith("MIT License")
+    bundle = vsix.read("extension/dist/extension.js").decode()
+    assert re.search(r"activate: \(\) => activate,\s+deactivate: \(\) => deactivate", bundle)
+    # vscode-languageclient and what it needs are inside the bundle; only vscode is left out.
+    assert "var BaseLanguageClient = class" in bundle
+    assert "Content-Length" in bundle, "vscode-jsonrpc's framing is bundled"
+    assert 'require("vscode")' in bundle
+    assert not [name for name in names if name.startswith("extension/node_modules/")]
+    assert not [name for name in names if name.startswith(("extension/src/", "extension/out/"))]
     assert not [name for name in names if name.endswith((".ts", ".map"))]
-    dev_only = ("typescript", "@vscode/vsce", "@types/")
-    assert not [
-        name
-        for name in names
-        if name.startswith(tuple(f"extension/node_modules/{d}" for d in dev_only))
-    ], "development dependencies stay out of the vsix"
+
+
+def test_vsce_packages_without_a_warning(packaging: tuple[Path, str]) -> None:
+    output = packaging[1]
+    assert "WARNING" not in output, output
+    assert (
+        "--skip-license"
+        not in json.loads((EXTENSION / "package.json").read_text())["scripts"]["package"]
+    )
+    assert re.search(r"DONE\s+Packaged: .*\(\d+ files", output), output
+
+
+def test_the_license_is_the_projects(compiled: Path) -> None:
+    pyproject = (EXTENSION.parents[1] / "pyproject.toml").read_text()
+    assert 'license = { text = "MIT" }' in pyproject
+    assert json.loads((compiled / "package.json").read_text())["license"] == "MIT"
+    assert (compiled / "LICENSE").read_text().startswith("MIT License")
+
+
+def test_a_workspace_without_a_store_does_not_activate_the_extension(
+    vsix: zipfile.ZipFile, tmp_path: Path
+) -> None:
+    package = manifest(vsix)
+    bare, git_only = tmp_path / "bare", tmp_path / "git-only"
+    (git_only / ".git").mkdir(parents=True)
+    bare.mkdir()
+
+    assert not activates_at_startup(package, bare)
+    assert not activates_at_startup(package, git_only)
+    assert list(bare.iterdir()) == []
+
+
+@pytest.mark.parametrize("marker", STORE_MARKERS)
+def test_a_workspace_with_a_store_activates_the_extension(
+    vsix: zipfile.ZipFile, tmp_path: Path, marker: str
+) -> None:
+    package = manifest(vsix)
+    if marker == ".lazy":
+        (tmp_path / marker).mkdir()
+    else:
+        (tmp_path / marker).write_text("")
+
+    assert activates_at_startup(package, tmp_path)
+
+
+def test_the_hidden_view_is_shown_once_the_extension_activates(compiled: Path) -> None:
+    # The view's `when` names the context key activate() sets: after an explicit command in a
+    # workspace without a store, the view appears; before, it activates nothing.
+    [view] = json.loads((compiled / "package.json").read_text())["contributes"]["views"]["explorer"]
+    extension = (compiled / "out" / "extension.js").read_text()
+    assert f'"setContext", "{view["when"]}", true' in extension
 
 
 def test_engines_vscode_is_at_least_the_types_version(vsix: zipfile.ZipFile) -> None:

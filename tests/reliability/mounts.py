@@ -2,7 +2,7 @@
 
 Root writes through permission bits and a real disk is too big to fill, so the tests use a
 tmpfs of their own: its size makes the disk full, `remount,ro` makes it read-only. Mounting
-needs root (CI runs as root); elsewhere the tests that need it are skipped.
+needs root (CI runs as root); elsewhere the tests that need it are skipped (tests/components.py).
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-import pytest
+from tests.components import ROOT, missing, require_root
 
 _CHUNK = 1 << 20
 
@@ -22,8 +22,7 @@ _CHUNK = 1 << 20
 @contextmanager
 def small_tmpfs(mount_point: Path, size: str) -> Iterator[Path]:
     """A tmpfs of size (like `4m`) at mount_point, unmounted afterwards; skips unless root."""
-    if os.geteuid() != 0:
-        pytest.skip("mounting a tmpfs needs root")
+    require_root("mounting a tmpfs")
     mount_point.mkdir(parents=True, exist_ok=True)
     mounted = subprocess.run(
         ["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(mount_point)],
@@ -32,7 +31,7 @@ def small_tmpfs(mount_point: Path, size: str) -> Iterator[Path]:
         check=False,
     )
     if mounted.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here: {mounted.stderr.strip()}")
+        missing(ROOT, f"cannot mount a tmpfs here: {mounted.stderr.strip()}")
     try:
         yield mount_point
     finally:

@@ -17,6 +17,7 @@ from lazy_memory.adapters.harness import MAX_FILE_BYTES, ClaudeCodeMemory
 from lazy_memory.engine.importing import HarnessScan, plan_import
 from lazy_memory.engine.names import name_problem
 from lazy_memory.engine.records import RecordType
+from tests.components import ROOT, missing
 
 
 @pytest.fixture
@@ -72,7 +73,7 @@ async def test_fifos_sockets_and_devices_are_never_opened(
     try:
         os.mknod(memory / "device.md", stat.S_IFCHR | 0o600, os.makedev(1, 3))
     except PermissionError:
-        pytest.skip("creating a device node needs CAP_MKNOD")
+        missing(ROOT, "creating a device node needs CAP_MKNOD")
     try:
         found = await asyncio.wait_for(scan(tmp_path, root), timeout=10)
     finally:

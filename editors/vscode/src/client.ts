@@ -84,7 +84,6 @@ export class Engine implements vscode.Disposable {
       {
         engineCommand: settings.get("engineCommand"),
         dataDirectory: settings.get("dataDirectory"),
-        actor: settings.get("actor"),
       },
       process.env,
       folder?.uri.fsPath,

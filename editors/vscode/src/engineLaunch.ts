@@ -5,11 +5,12 @@ import * as os from "os";
 import * as path from "path";
 
 export const DEFAULT_ENGINE_COMMAND: readonly string[] = ["lazy", "engine"];
+/** The engine's LAZY_EDITOR: an editor's engine writes as the human at the keyboard. */
+export const EDITOR_NAME = "vscode";
 
 export interface EngineSettings {
   engineCommand?: unknown;
   dataDirectory?: unknown;
-  actor?: unknown;
 }
 
 export interface EngineLaunch {
@@ -23,8 +24,9 @@ export interface EngineLaunch {
 
 /**
  * The launch for settings. A malformed engine command falls back to the default and says so;
- * dataDirectory becomes LAZY_DATA (relative to the workspace folder, ~ for home) and actor
- * becomes LAZY_ACTOR; the rest of the environment is handed on as it is.
+ * dataDirectory becomes LAZY_DATA (relative to the workspace folder, ~ for home); LAZY_EDITOR
+ * tells the engine it serves the person at this editor, so saves are `human:<user>` as from the
+ * CLI; the rest of the environment is handed on as it is.
  */
 export function engineLaunch(
   settings: EngineSettings,
@@ -54,10 +56,7 @@ export function engineLaunch(
   if (dataDirectory) {
     env.LAZY_DATA = path.resolve(cwd, expandHome(dataDirectory, home));
   }
-  const actor = stringSetting(settings.actor, "lazyMemory.actor", warnings);
-  if (actor) {
-    env.LAZY_ACTOR = actor;
-  }
+  env.LAZY_EDITOR = EDITOR_NAME;
   return { command: command[0], args: command.slice(1), env, cwd, warnings };
 }
 

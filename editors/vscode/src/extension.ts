@@ -11,7 +11,13 @@ import { RecordTree } from "./tree";
 
 let engine: Engine | undefined;
 
+/**
+ * VS Code activates the extension only in a workspace holding lazy.toml or .lazy/, or when one
+ * of its commands is run. The records view is hidden until then: a visible view would activate
+ * it in every workspace. Starting the engine only reads, so activation never creates a store.
+ */
 export function activate(context: vscode.ExtensionContext): void {
+  void vscode.commands.executeCommand("setContext", "lazyMemory.enabled", true);
   const output = vscode.window.createOutputChannel("Lazy Memory");
   engine = new Engine(output);
   const tree = new RecordTree(engine);

@@ -2,23 +2,25 @@
 
 - `claude_binary` (session): the path of the claude to test ($LAZY_CLAUDE, else `claude` on
   PATH), checked to be the pinned version. Not installed: the test skips with INSTALL_HINT,
-  or fails when CI is set; a $LAZY_CLAUDE that does not exist, or another version, fails.
+  or fails when CI is set (tests/components.py); a $LAZY_CLAUDE that does not exist, or
+  another version, fails.
 - `fake_messages_api`: a running FakeMessagesApi (replies "done" until scripted).
 - `claude_code`: a ClaudeCode bound to both, with fresh CLAUDE_CONFIG_DIR and HOME;
   `claude_code.run(prompt, *cli_args, cwd=project, env=..., timeout=...)`.
 - `project` (from tests/e2e/conftest.py): an empty git root to run in.
 
-Every test collected here gets the `claude_code` marker: `-m "not claude_code"` leaves them out.
+Every test collected here gets the `claude_code` and `node` markers: `-m "not claude_code"`
+leaves them out.
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from tests.components import missing
 from tests.e2e.claude_code.fake_messages_api import FakeMessagesApi
 from tests.e2e.claude_code.harness import (
     CLAUDE_ENV,
@@ -33,10 +35,11 @@ _HERE = Path(__file__).parent
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Mark every test of this folder `claude_code`."""
+    """Mark every test of this folder `claude_code`, and `node`: Claude Code runs on it."""
     for item in items:
         if _HERE in Path(str(item.fspath)).parents:
             item.add_marker(pytest.mark.claude_code)
+            item.add_marker(pytest.mark.node)
 
 
 @pytest.fixture(scope="session")
@@ -44,9 +47,7 @@ def claude_binary() -> str:
     """The claude binary, of the pinned version; skipped (failed under CI) when missing."""
     binary = locate_claude()
     if binary is None:
-        if os.environ.get("CI"):
-            pytest.fail(f"{INSTALL_HINT}; CI is set, so this fails rather than skips")
-        pytest.skip(INSTALL_HINT)
+        missing("Claude Code", INSTALL_HINT)
     if not Path(binary).exists():
         pytest.fail(f"{CLAUDE_ENV} names {binary}, which does not exist. {INSTALL_HINT}")
     version = claude_version(binary)

@@ -496,7 +496,6 @@ local function main()
   lazy_memory.setup({
     cmd = spec.cmd,
     data_dir = spec.data_dir,
-    actor = "nvim-tester",
     env = { LAZY_POLL_SECONDS = "0.3" },
     timeout_ms = TIMEOUT,
   })

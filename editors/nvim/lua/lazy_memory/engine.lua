@@ -70,9 +70,8 @@ local function environment()
   if options.data_dir then
     env.LAZY_DATA = vim.fn.fnamemodify(vim.fn.expand(options.data_dir), ":p")
   end
-  if options.actor then
-    env.LAZY_ACTOR = options.actor
-  end
+  -- The engine then writes as the person at this editor (human:<user>), as the CLI does.
+  env.LAZY_EDITOR = "nvim"
   return env
 end
 

@@ -15,8 +15,6 @@ M.defaults = {
   cmd = { "lazy", "engine" },
   -- LAZY_DATA for the engine; nil: the engine's own default (`<project root>/.lazy/`).
   data_dir = nil,
-  -- LAZY_ACTOR for the engine (who your saves are attributed to); nil: inherited.
-  actor = nil,
   -- More environment for the engine, e.g. { LAZY_STORAGE = "postgres", LAZY_PG_DSN = "..." }.
   env = nil,
   -- Filetypes to attach to; nil: every buffer that shows a file.
@@ -42,7 +40,6 @@ M.last_change = nil
 local OPTION_TYPES = {
   cmd = "table",
   data_dir = "string",
-  actor = "string",
   env = "table",
   filetypes = "table",
   root_markers = "table",
@@ -425,6 +422,12 @@ function M.setup(user_options)
     if not (type(value) == expected or (optional and value == nil)) then
       error(("lazy_memory.setup: `%s` should be a %s, not %s"):format(key, expected, type(value)), 2)
     end
+  end
+  if options.actor ~= nil then
+    vim.notify(
+      "lazy-memory: the `actor` option is gone: your saves are yours (human:<user>), as from the CLI",
+      vim.log.levels.WARN
+    )
   end
   M.options = options
   engine.configure(vim.tbl_extend("force", options, { attached = set_up_buffer }))

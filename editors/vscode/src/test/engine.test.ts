@@ -51,7 +51,7 @@ before(async () => {
     Object.entries(process.env).filter(([key]) => !key.startsWith("LAZY_")),
   );
   const launch = engineLaunch(
-    { engineCommand: JSON.parse(configured), dataDirectory: "store", actor: "vscode-test" },
+    { engineCommand: JSON.parse(configured), dataDirectory: "store" },
     inherited,
     project,
   );
@@ -144,11 +144,22 @@ test("the data directory setting is where the engine keeps the store", { skip },
   assert.ok(!fs.existsSync(path.join(project, ".lazy")), "the default .lazy/ was used");
 });
 
-test("a record's document shows its body and the actor setting's writer", { skip }, async () => {
+test("a record's document shows its body and its writer, the human", { skip }, async () => {
   const text = await recordText(send, "deploy-steps");
   assert.match(text, /deploy-steps/);
   assert.match(text, /1\. build\n2\. ship to \$STAGE/);
-  assert.match(text, /vscode-test/);
+  assert.ok(text.includes(`last written by human ${os.userInfo().username},`), text);
+});
+
+test("a save through the editor command is the human's in the history", { skip }, async () => {
+  type Entry = { actor: { kind: string; detail: string } };
+  const { entries } = await send<{ entries: Entry[] }>("lazy/memory/history", {
+    name: "deploy-steps",
+  });
+  assert.deepEqual(
+    entries.map((entry) => entry.actor),
+    [{ kind: "human", detail: os.userInfo().username }],
+  );
 });
 
 test("search finds a record by a word of its body", { skip }, async () => {

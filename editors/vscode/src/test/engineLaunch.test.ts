@@ -7,12 +7,12 @@ import { engineLaunch } from "../engineLaunch";
 const home = path.resolve("/home/someone");
 const folder = path.resolve("/work/project");
 
-test("defaults: lazy engine in the workspace folder, the environment as it is", () => {
+test("defaults: lazy engine in the workspace folder, the environment plus LAZY_EDITOR", () => {
   const launch = engineLaunch({}, { PATH: "/bin", LAZY_STORAGE: "files" }, folder, home);
   assert.equal(launch.command, "lazy");
   assert.deepEqual(launch.args, ["engine"]);
   assert.equal(launch.cwd, folder);
-  assert.deepEqual(launch.env, { PATH: "/bin", LAZY_STORAGE: "files" });
+  assert.deepEqual(launch.env, { PATH: "/bin", LAZY_STORAGE: "files", LAZY_EDITOR: "vscode" });
   assert.deepEqual(launch.warnings, []);
 });
 
@@ -50,18 +50,23 @@ test("dataDirectory becomes LAZY_DATA: absolute, relative to the folder, or unde
 });
 
 test("a set setting overrides the inherited variable; an empty one leaves it", () => {
-  const inherited = { LAZY_DATA: "/inherited", LAZY_ACTOR: "someone" };
-  const kept = engineLaunch({ dataDirectory: "", actor: "" }, inherited, folder, home);
+  const inherited = { LAZY_DATA: "/inherited" };
+  const kept = engineLaunch({ dataDirectory: "" }, inherited, folder, home);
   assert.equal(kept.env.LAZY_DATA, "/inherited");
-  assert.equal(kept.env.LAZY_ACTOR, "someone");
-  const replaced = engineLaunch({ dataDirectory: "/mine", actor: "me" }, inherited, folder, home);
+  const replaced = engineLaunch({ dataDirectory: "/mine" }, inherited, folder, home);
   assert.equal(replaced.env.LAZY_DATA, path.resolve("/mine"));
-  assert.equal(replaced.env.LAZY_ACTOR, "me");
+});
+
+test("the engine is told it serves an editor, so saves are the human's", () => {
+  const inherited = { LAZY_EDITOR: "", LAZY_ACTOR: "some-builder" };
+  const launch = engineLaunch({}, inherited, folder, home);
+  assert.equal(launch.env.LAZY_EDITOR, "vscode");
+  // LAZY_ACTOR names builders; the engine of an editor ignores it, as the CLI does.
+  assert.equal(launch.env.LAZY_ACTOR, "some-builder");
 });
 
 test("settings of the wrong type are ignored with a warning", () => {
-  const launch = engineLaunch({ dataDirectory: 5, actor: ["x"] }, {}, folder, home);
+  const launch = engineLaunch({ dataDirectory: 5 }, {}, folder, home);
   assert.equal(launch.env.LAZY_DATA, undefined);
-  assert.equal(launch.env.LAZY_ACTOR, undefined);
-  assert.equal(launch.warnings.length, 2);
+  assert.equal(launch.warnings.length, 1);
 });
