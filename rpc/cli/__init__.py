@@ -23,7 +23,7 @@ from lazy_memory.engine.errors import (
 
 # Each command module builds its parser without importing the engine's models (pydantic)
 # or a backend: those are imported on the run path of the commands that use them.
-from lazy_memory.rpc.cli import doctor, engine, init, launch, mcp, memory, search
+from lazy_memory.rpc.cli import doctor, engine, init, launch, mcp, memory, search, web
 from lazy_memory.rpc.cli.common import UsageError
 
 EXIT_STATUSES: dict[type[LazyMemoryError], int] = {
@@ -59,6 +59,7 @@ def build_parser() -> argparse.ArgumentParser:
     doctor.add_commands(commands)
     init.add_commands(commands)
     launch.add_commands(commands)
+    web.add_commands(commands)
     return parser
 
 

@@ -203,6 +203,8 @@ CLI_READS: dict[tuple[str, ...], list[list[str]]] = {
 CLI_ELSEWHERE = {
     ("engine",): "the engine's methods are called one by one over JSON-RPC",
     ("mcp",): "the MCP tools are called one by one over MCP",
+    ("web",): "it serves until stopped; tests/unit/test_web_app.py checks it has no write "
+    "endpoint and that its service refuses writes",
 }
 """CLI commands tested through another door, and why."""
 
