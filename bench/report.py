@@ -74,6 +74,17 @@ class Measurement:
         return PASS if met else MISS
 
     @property
+    def shortfall(self) -> str:
+        """By how much a MISS misses its target, e.g. `1.6 x over the target`; else ""."""
+        if self.target is None or self.verdict != MISS:
+            return ""
+        bound = self.target.bound(self.floor)
+        if self.target.at_least:
+            ratio = bound / self.value if self.value else float("inf")
+            return f"{_number(ratio)} x under the target"
+        return f"{_number(self.value / bound)} x over the target" if bound else "over the target"
+
+    @property
     def times_floor(self) -> float | None:
         """The value as a multiple of its floor."""
         if not self.floor:
@@ -142,6 +153,16 @@ def machine() -> dict[str, Any]:
 
 
 _COLUMNS = ("what", "backend", "records", "value", "floor", "x floor", "target", "verdict")
+
+
+def misses(measurements: Sequence[Measurement]) -> list[str]:
+    """One line per measurement that missed its target: what, where, the value, by how much."""
+    return [
+        f"MISS {m.what} ({m.backend}, {m.records:,} records): {_quantity(m.value, m.unit)}, "
+        f"target {m.target.describe(m.unit) if m.target else ''}: {m.shortfall}"
+        for m in measurements
+        if m.verdict == MISS
+    ]
 
 
 def render_table(measurements: Sequence[Measurement]) -> str:

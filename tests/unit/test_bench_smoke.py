@@ -11,6 +11,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from bench.report import Measurement, Target, misses
+
 REPOSITORY = Path(__file__).resolve().parents[2]
 TINY = ("--sizes", "20", "40", "--repeat", "2", "--requests", "3", "--saves", "3")
 
@@ -39,9 +41,14 @@ def test_the_smallest_run_measures_every_group_and_loses_no_save(tmp_path: Path)
         text=True,
         timeout=300,
     )
-    assert done.returncode == 0, done.stderr
-
     document = json.loads(report.read_text(encoding="utf-8"))
+    # The referee: exit 1 exactly when a target missed, each miss named on stderr.
+    missed = [m for m in document["measurements"] if m["verdict"] == "MISS"]
+    assert done.returncode == (1 if missed else 0), done.stderr
+    named = [line for line in done.stderr.splitlines() if line.startswith("MISS ")]
+    assert len(named) == len(missed), done.stderr
+    assert all(" x over the target" in line or " x under the target" in line for line in named)
+
     assert {"cpu", "cores", "python", "date"} <= set(document["machine"])
     measurements = document["measurements"]
     for group in GROUPS:
@@ -54,3 +61,18 @@ def test_the_smallest_run_measures_every_group_and_loses_no_save(tmp_path: Path)
     assert len(lost) == 3
     assert all(m["value"] == 0 for m in lost)
     assert "verdict" in done.stdout.splitlines()[0]
+
+
+def test_a_miss_says_by_how_much_and_a_pass_says_nothing() -> None:
+    slow = Measurement("save, p50", "sqlite", 1_000, 4.5, "ms", target=Target(3))
+    few = Measurement("saves/s", "sqlite", 1_000, 1_500, "saves/s", target=Target(2_000, True))
+    fine = Measurement("search, p50", "sqlite", 1_000, 1.0, "ms", target=Target(3))
+
+    assert [slow.shortfall, few.shortfall, fine.shortfall] == [
+        "1.50 x over the target",
+        "1.33 x under the target",
+        "",
+    ]
+    assert misses([slow, fine]) == [
+        "MISS save, p50 (sqlite, 1,000 records): 4.50 ms, target <= 3 ms: 1.50 x over the target"
+    ]
