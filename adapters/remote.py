@@ -1,7 +1,8 @@
 """The remote backend: the Storage port as a JSON-RPC client of a lazy engine daemon.
 
-Like every client, it is built against the wire contract in rpc/ (the `lazy/storage/*`
-table and the framing), which imports neither pygls nor anything heavy. The daemon must
+Like every client, it is built against the wire contract (wire/: the `lazy/storage/*`
+names, params and results, the error codes and the framing), which imports neither pygls
+nor anything heavy. The daemon must
 grant this connection storage access: its token has the `engine` role.
 
 Nothing waits on the daemon without a bound: connecting and `initialize`, retries included,
@@ -30,17 +31,16 @@ from lazy_memory.adapters.config import (
 )
 from lazy_memory.adapters.remote_connection import ConnectionLost, DaemonConnection, NoAnswer
 from lazy_memory.engine.compact import Compact
-from lazy_memory.engine.errors import (
-    LazyMemoryError,
-    PermissionDenied,
-    StorageUnavailable,
-    error_for_code,
-)
+from lazy_memory.engine.errors import LazyMemoryError, PermissionDenied, StorageUnavailable
 from lazy_memory.engine.index import IndexEntry
 from lazy_memory.engine.records import Actor, HistoryEntry, Operation, Record, RecordContent
 from lazy_memory.engine.search_model import SearchHit, SearchQuery
-from lazy_memory.rpc.methods import HistoryParams, NameParams, NoParams, Params, SearchResult
-from lazy_memory.rpc.storage_methods import (
+from lazy_memory.wire import names
+from lazy_memory.wire.errors import error_for_code
+from lazy_memory.wire.index import index_entries
+from lazy_memory.wire.memory import SearchResult
+from lazy_memory.wire.params import HistoryParams, NameParams, NoParams, Params
+from lazy_memory.wire.storage import (
     CompactSlotResult,
     Done,
     EntriesResult,
@@ -54,7 +54,6 @@ from lazy_memory.rpc.storage_methods import (
     SaveRecordParams,
     StorageSearchParams,
     WatermarkParams,
-    index_entries,
 )
 
 ResultT = TypeVar("ResultT", bound=BaseModel)
@@ -126,13 +125,13 @@ class RemoteStorage:
 
     async def list_records(self) -> list[Record]:
         """Every live record, ordered by name."""
-        return (await self._call("list_records", NoParams(), RecordsResult)).records
+        return (await self._call(names.STORAGE_LIST_RECORDS, NoParams(), RecordsResult)).records
 
     async def list_index(self) -> list[IndexEntry]:
         """Every live record's index entry, ordered by name."""
-        rows = (await self._call("list_index", NoParams(), IndexResult)).entries
+        answer = await self._call(names.STORAGE_LIST_INDEX, NoParams(), IndexResult)
         try:
-            return index_entries(rows)
+            return index_entries(answer.entries)
         except (TypeError, ValueError, KeyError) as error:
             raise StorageUnavailable(
                 f"the daemon at {self.address} answered list_index with an unexpected shape: "
@@ -141,11 +140,11 @@ class RemoteStorage:
 
     async def change_marker(self) -> str:
         """The daemon's store's change marker."""
-        return (await self._call("change_marker", NoParams(), MarkerResult)).marker
+        return (await self._call(names.STORAGE_CHANGE_MARKER, NoParams(), MarkerResult)).marker
 
     async def get_record(self, name: str) -> Record:
         """The live record called name."""
-        return await self._call("get_record", NameParams(name=name), Record)
+        return await self._call(names.STORAGE_GET_RECORD, NameParams(name=name), Record)
 
     async def save_record(
         self,
@@ -160,42 +159,45 @@ class RemoteStorage:
         params = SaveRecordParams(
             content=content, actor=actor, at=at, operation=operation, if_revision=if_revision
         )
-        return await self._call("save_record", params, Record, write=True)
+        return await self._call(names.STORAGE_SAVE_RECORD, params, Record, write=True)
 
     async def remove_record(self, name: str, *, actor: Actor, at: datetime) -> HistoryEntry:
         """Tombstone a live record on the daemon's store."""
         params = RemoveRecordParams(name=name, actor=actor, at=at)
-        return await self._call("remove_record", params, HistoryEntry, write=True)
+        return await self._call(names.STORAGE_REMOVE_RECORD, params, HistoryEntry, write=True)
 
     async def history(self, name: str | None = None) -> list[HistoryEntry]:
         """Every history entry in write order, or those of one name."""
-        return (await self._call("history", HistoryParams(name=name), EntriesResult)).entries
+        params = HistoryParams(name=name)
+        return (await self._call(names.STORAGE_HISTORY, params, EntriesResult)).entries
 
     async def live_revisions(self) -> dict[str, int]:
         """The current revision of every live record."""
-        return (await self._call("live_revisions", NoParams(), RevisionsResult)).revisions
+        answer = await self._call(names.STORAGE_LIVE_REVISIONS, NoParams(), RevisionsResult)
+        return answer.revisions
 
     async def removed_since(self, watermark: Mapping[str, int]) -> list[str]:
         """Names in watermark that are tombstoned now."""
         params = WatermarkParams(watermark=dict(watermark))
-        return (await self._call("removed_since", params, NamesResult)).names
+        return (await self._call(names.STORAGE_REMOVED_SINCE, params, NamesResult)).names
 
     async def search(self, query: SearchQuery, limit: int) -> list[SearchHit]:
         """The best limit live records for query, as the daemon's store ranks them."""
         params = StorageSearchParams(query=query, limit=limit)
-        return (await self._call("search", params, SearchResult)).hits
+        return (await self._call(names.STORAGE_SEARCH, params, SearchResult)).hits
 
     async def get_compact(self) -> Compact | None:
         """The compact slot's content, if any."""
-        return (await self._call("get_compact", NoParams(), CompactSlotResult)).compact
+        return (await self._call(names.STORAGE_GET_COMPACT, NoParams(), CompactSlotResult)).compact
 
     async def put_compact(self, compact: Compact) -> None:
         """Overwrite the compact slot."""
-        await self._call("put_compact", PutCompactParams(compact=compact), Done, write=True)
+        params = PutCompactParams(compact=compact)
+        await self._call(names.STORAGE_PUT_COMPACT, params, Done, write=True)
 
     async def clear_compact(self) -> None:
         """Empty the compact slot."""
-        await self._call("clear_compact", NoParams(), Done, write=True)
+        await self._call(names.STORAGE_CLEAR_COMPACT, NoParams(), Done, write=True)
 
     async def aclose(self) -> None:
         """Say goodbye to the daemon and close the connection."""
@@ -212,9 +214,9 @@ class RemoteStorage:
         await connection.close()
 
     async def _call(
-        self, method: str, params: Params, result: type[ResultT], *, write: bool = False
+        self, name: str, params: Params, result: type[ResultT], *, write: bool = False
     ) -> ResultT:
-        name = f"lazy/storage/{method}"
+        method = name.removeprefix(names.STORAGE_PREFIX)
         raw = params.model_dump(mode="json")
         if write:
             await self._awake()
@@ -259,7 +261,7 @@ class RemoteStorage:
         """
         connection = self._connection
         if connection is not None and connection.quiet_seconds > QUIET_BEFORE_WRITE_SECONDS:
-            await self._call("change_marker", NoParams(), MarkerResult)
+            await self._call(names.STORAGE_CHANGE_MARKER, NoParams(), MarkerResult)
 
     def _lost(self, method: str, error: ConnectionLost, *, write: bool) -> StorageUnavailable:
         if isinstance(error, NoAnswer):

@@ -16,7 +16,7 @@ from typing import Any
 
 from lazy_memory.adapters.address import Address
 from lazy_memory.engine.errors import StorageUnavailable
-from lazy_memory.rpc.framing import FramingError, frame, read_messages
+from lazy_memory.wire.framing import FramingError, frame, read_messages
 
 _NAME_MISMATCHES = (62, 64)
 """OpenSSL's X509_V_ERR_HOSTNAME_MISMATCH and _IP_ADDRESS_MISMATCH: it is for another name."""

@@ -28,7 +28,7 @@ from lazy_memory.adapters.config import (
     DEFAULT_IDLE_TIMEOUT_SECONDS,
     DEFAULT_MAX_CONNECTIONS,
 )
-from lazy_memory.rpc.framing import FramingError
+from lazy_memory.wire.framing import FramingError
 
 if TYPE_CHECKING:
     from lazy_memory.adapters.config import Settings

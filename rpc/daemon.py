@@ -37,7 +37,6 @@ from lazy_memory.rpc.connection_limits import (
     outstayed,
     release_memory,
 )
-from lazy_memory.rpc.framing import frame
 from lazy_memory.rpc.server import (
     Authenticator,
     EngineServer,
@@ -46,6 +45,8 @@ from lazy_memory.rpc.server import (
     build_server,
     serve_connection,
 )
+from lazy_memory.wire.errors import SERVER_ERROR
+from lazy_memory.wire.framing import frame
 
 READY_PREFIX = "lazy-memory daemon listening on "
 """The one line the daemon prints to stderr once it listens, followed by its real address."""
@@ -56,7 +57,7 @@ MAX_UNREAD_BYTES = 32 * 1024 * 1024
 """Responses a client may leave unread before its connection is dropped."""
 COLLECT_AFTER_CLOSE_SECONDS = 1.0
 """How soon after connections close the memory they held in reference cycles is freed."""
-TOO_MANY_CONNECTIONS = -32000
+TOO_MANY_CONNECTIONS = SERVER_ERROR
 """The code of the one message a connection over the cap gets before it is closed."""
 
 SessionFactory = Callable[[Authenticator], Session]

@@ -1,7 +1,7 @@
-"""The wire contract, written once: every JSON-RPC method with its params, result and call.
+"""The method table: every memory method bound to the MemoryService call it makes.
 
-Every client (the CLI over a daemon, editors, the remote backend) is built against this
-table; the server only looks methods up here.
+What each method takes and returns is the wire's (wire/memory.py); this table is what the
+server looks methods up in, and what editor commands run.
 """
 
 from __future__ import annotations
@@ -10,217 +10,39 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
-from pydantic import (
-    BaseModel,
-    ConfigDict,
-    Field,
-    SerializerFunctionWrapHandler,
-    StrictBool,
-    model_serializer,
-    model_validator,
-)
-from pydantic_core import PydanticCustomError
+from pydantic import BaseModel
 
-from lazy_memory.adapters.config import DEFAULT_TOOL_RESULT_LIMIT_CHARS
-from lazy_memory.engine.compaction import CompactOutcome, Mode
-from lazy_memory.engine.context import LaunchContext, Role
 from lazy_memory.engine.delivery import pages
 from lazy_memory.engine.doctor import Diagnosis
 from lazy_memory.engine.errors import InvalidRecord, NotFound
-from lazy_memory.engine.records import HistoryEntry, Record, RecordType, is_unicode
+from lazy_memory.engine.importing import ImportResult
+from lazy_memory.engine.records import HistoryEntry
 from lazy_memory.engine.references import name_in_uri, record_markdown
 from lazy_memory.engine.saving import SavedRecord
-from lazy_memory.engine.search import DEFAULT_LIMIT, MAX_LIMIT, SearchHit
-from lazy_memory.engine.service import CompactStatus, ImportResult, MemoryService
+from lazy_memory.engine.service import MemoryService
+from lazy_memory.wire import names
+from lazy_memory.wire.index import IndexEntry
+from lazy_memory.wire.memory import (
+    CONTEXT_NEXT_PAGE,
+    CompactParams,
+    CompactResult,
+    ContextPage,
+    ContextParams,
+    DocumentParams,
+    DocumentResult,
+    HistoryResult,
+    ImportParams,
+    RecallParams,
+    RecallResult,
+    SaveParams,
+    SearchParams,
+    SearchResult,
+)
+from lazy_memory.wire.params import HistoryParams, NameParams, NoParams, Params
 
 TargetT = TypeVar("TargetT")
-ParamsT = TypeVar("ParamsT", bound="Params")
+ParamsT = TypeVar("ParamsT", bound=Params)
 ResultT = TypeVar("ResultT", bound=BaseModel)
-CONTEXT_NEXT_PAGE = 'lazy/memory/context {{"page": {page}}}'
-"""How a page of the section names the request for the next one."""
-
-
-class Params(BaseModel):
-    """Base of every method's params: unknown keys are an error, not silently ignored.
-
-    Text must be Unicode: JSON can escape half of a surrogate pair (`"\\ud800"`), and such a
-    string can be neither stored, looked up nor logged as UTF-8, so it is refused here, for
-    every method, as invalid params.
-    """
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    @model_validator(mode="before")
-    @classmethod
-    def _unicode_only(cls, data: Any) -> Any:
-        where = _lone_surrogate(data, "")
-        if where is not None:
-            raise PydanticCustomError(
-                "lone_surrogate",
-                "{field} holds a lone surrogate, which is not Unicode text",
-                {"field": where or "the params"},
-            )
-        return data
-
-
-def _lone_surrogate(value: Any, path: str) -> str | None:
-    """Where in a JSON value a string (or an object's key) holds a lone surrogate, or None."""
-    if isinstance(value, str):
-        return None if is_unicode(value) else path
-    if isinstance(value, dict):
-        for key, item in value.items():
-            inner = f"{path}.{key}" if path else str(key)
-            if isinstance(key, str) and _lone_surrogate(key, path) is not None:
-                return path or "a key"
-            found = _lone_surrogate(item, inner)
-            if found is not None:
-                return found
-    elif isinstance(value, list | tuple):
-        for index, item in enumerate(value):
-            found = _lone_surrogate(item, f"{path}[{index}]")
-            if found is not None:
-                return found
-    return None
-
-
-class NoParams(Params):
-    """A method that takes nothing."""
-
-
-class RecallParams(Params):
-    """`lazy/memory/recall`: without a name, the index (all, or one page); with one, the record."""
-
-    name: str | None = None
-    page: int | None = Field(default=None, ge=1)
-    page_size: int = Field(default=1000, ge=1, le=100_000)
-
-
-class SaveParams(Params):
-    """`lazy/memory/save`: create, update or revive a record (compare-and-swap if asked)."""
-
-    name: str
-    type: str
-    description: str
-    body: str
-    if_revision: int | None = Field(default=None, ge=0)
-
-
-class NameParams(Params):
-    """A method on one record by name (`lazy/memory/rm`)."""
-
-    name: str
-
-
-class DocumentParams(Params):
-    """`lazy/memory/document`: a record's read-only document, by its `lazy-memory:NAME` URI."""
-
-    uri: str
-
-
-class DocumentResult(BaseModel):
-    """A record as the markdown text an editor shows for its `lazy-memory:` URI."""
-
-    uri: str
-    name: str
-    text: str
-
-
-class HistoryParams(Params):
-    """`lazy/memory/history`: every write, or those of one name."""
-
-    name: str | None = None
-
-
-class ContextParams(Params):
-    """`lazy/memory/context`: the memory section for a launch of this role, or one page of it."""
-
-    role: Role
-    page: int | None = Field(default=None, ge=1)
-    page_chars: int = Field(default=DEFAULT_TOOL_RESULT_LIMIT_CHARS, ge=1000)
-
-
-class ContextPage(LaunchContext):
-    """The section, or with `page` one page of it (cut at line ends), and how many there are."""
-
-    page: int = 1
-    pages: int = 1
-
-
-class SearchParams(Params):
-    """`lazy/search`: a query in the search language, and how many hits to return at most."""
-
-    query: str
-    limit: int = Field(default=DEFAULT_LIMIT, ge=1, le=MAX_LIMIT)
-    page: int = Field(default=1, ge=1)
-    """With limit as the page size: page 2 is the next limit hits."""
-
-
-class SearchResult(BaseModel):
-    """Search hits, best first, and whether a next page has more."""
-
-    hits: list[SearchHit]
-    more: bool = False
-
-
-class IndexEntry(BaseModel):
-    """One live record as the index lists it."""
-
-    name: str
-    type: RecordType
-    description: str
-    revision: int
-
-
-class OneOf(BaseModel):
-    """A result with alternative shapes: only the field that was given goes on the wire."""
-
-    @model_serializer(mode="wrap")
-    def _given_only(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        dumped: dict[str, Any] = handler(self)
-        return {key: value for key, value in dumped.items() if value is not None}
-
-
-class RecallResult(OneOf):
-    """The index (`records`, with `page`/`pages` when paged) without a name, else `record`."""
-
-    records: list[IndexEntry] | None = None
-    record: Record | None = None
-    page: int | None = None
-    pages: int | None = None
-
-
-class HistoryResult(BaseModel):
-    """History entries, oldest first."""
-
-    entries: list[HistoryEntry]
-
-
-class CompactParams(Params):
-    """`lazy/memory/compact`: generate a compact (mode), or show or clear the current one."""
-
-    mode: Mode = Mode.AUTO
-    show: StrictBool = False
-    clear: StrictBool = False
-
-    @model_validator(mode="after")
-    def _one_action(self) -> CompactParams:
-        if self.show and self.clear:
-            raise ValueError("show and clear are two different requests: send one of them")
-        return self
-
-
-class ImportParams(Params):
-    """`lazy/memory/import`: preview the harness memory import, or apply it."""
-
-    apply: StrictBool = False
-
-
-class CompactResult(OneOf):
-    """What was generated (`outcome`), what the slot holds (`status`), or `cleared`."""
-
-    outcome: CompactOutcome | None = None
-    status: CompactStatus | None = None
-    cleared: bool | None = None
 
 
 @dataclass(frozen=True)
@@ -322,16 +144,16 @@ async def _search(service: MemoryService, params: SearchParams) -> SearchResult:
 METHODS: dict[str, Method[MemoryService, Any, Any]] = {
     method.name: method
     for method in (
-        Method("lazy/memory/recall", RecallParams, RecallResult, _recall),
-        Method("lazy/memory/save", SaveParams, SavedRecord, _save),
-        Method("lazy/memory/rm", NameParams, HistoryEntry, _remove),
-        Method("lazy/memory/history", HistoryParams, HistoryResult, _history),
-        Method("lazy/memory/document", DocumentParams, DocumentResult, _document),
-        Method("lazy/memory/context", ContextParams, ContextPage, _context),
-        Method("lazy/memory/compact", CompactParams, CompactResult, _compact),
-        Method("lazy/memory/import", ImportParams, ImportResult, _import),
-        Method("lazy/doctor", NoParams, Diagnosis, _doctor),
-        Method("lazy/search", SearchParams, SearchResult, _search),
+        Method(names.RECALL, RecallParams, RecallResult, _recall),
+        Method(names.SAVE, SaveParams, SavedRecord, _save),
+        Method(names.REMOVE, NameParams, HistoryEntry, _remove),
+        Method(names.HISTORY, HistoryParams, HistoryResult, _history),
+        Method(names.DOCUMENT, DocumentParams, DocumentResult, _document),
+        Method(names.CONTEXT, ContextParams, ContextPage, _context),
+        Method(names.COMPACT, CompactParams, CompactResult, _compact),
+        Method(names.IMPORT, ImportParams, ImportResult, _import),
+        Method(names.DOCTOR, NoParams, Diagnosis, _doctor),
+        Method(names.SEARCH, SearchParams, SearchResult, _search),
     )
 }
 """Every custom method the engine answers, by name."""

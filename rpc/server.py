@@ -40,13 +40,13 @@ from lazy_memory.engine.records import Operation
 from lazy_memory.engine.service import MemoryService
 from lazy_memory.rpc.editor.connection import EditorConnection
 from lazy_memory.rpc.editor.features import add_editor_features
-from lazy_memory.rpc.framing import FramingError, Reader, frame, read_messages
 from lazy_memory.rpc.methods import METHODS, Method
-from lazy_memory.rpc.storage_methods import STORAGE_METHODS, STORAGE_WRITES
+from lazy_memory.rpc.storage_methods import STORAGE_METHODS
+from lazy_memory.wire.errors import PARSE_ERROR, code_of
+from lazy_memory.wire.framing import FramingError, Reader, frame, read_messages
+from lazy_memory.wire.names import MEMORY_CHANGED, RECORD_WRITES, STORAGE_WRITES
 
 SERVER_NAME = "lazy-memory"
-MEMORY_CHANGED = "lazy/memory/changed"
-"""The notification a client gets when a record changes: `{name, revision, operation}`."""
 DRAIN_SECONDS = 0.5
 """How long a stop (SIGTERM) waits for the requests already read to be answered: a process
 must be gone within about a second, or its container runtime kills it."""
@@ -99,16 +99,6 @@ class Pollable(Protocol):
         ...
 
 
-_RECORD_WRITES = frozenset(
-    {
-        "lazy/memory/save",
-        "lazy/memory/rm",
-        "lazy/memory/import",
-        "lazy/storage/save_record",
-        "lazy/storage/remove_record",
-    }
-)
-"""Methods that write records: a polling feed is told of each from its result."""
 _TABLE: dict[str, Method[Any, Any, Any]] = {**METHODS, **STORAGE_METHODS}
 
 
@@ -189,7 +179,8 @@ class EngineServer(LanguageServer):
             result = await self.answer(method.name, method(self.session.storage, params))
         else:
             result = await self.answer(method.name, method(self.service, params))
-        if method.name in _RECORD_WRITES and isinstance(self.session.feed, Pollable):
+        # A polling feed is told of each record write from its result.
+        if method.name in RECORD_WRITES and isinstance(self.session.feed, Pollable):
             await _tell_feed(self.session.feed, result)
         return result
 
@@ -294,7 +285,7 @@ def rpc_error(error: LazyMemoryError) -> JsonRpcServerError:
     """The one mapping of engine errors to JSON-RPC errors: stable code; type (and the
     error's own data, such as a rejected compact's fallback reason) in data."""
     data = {"type": type(error).__name__, **error.data}
-    return JsonRpcServerError(error.message, error.code, data=data)  # type: ignore[no-untyped-call]
+    return JsonRpcServerError(error.message, code_of(error), data=data)  # type: ignore[no-untyped-call]
 
 
 def build_server(session: Session) -> EngineServer:
@@ -343,7 +334,7 @@ async def serve_connection(
         await asyncio.wait({reading, closing}, return_when=asyncio.FIRST_COMPLETED)
         if reading.done() and (error := reading.exception()) is not None:
             if isinstance(error, FramingError):
-                reply_error(None, -32700, f"{error}; closing the connection")
+                reply_error(None, PARSE_ERROR, f"{error}; closing the connection")
             else:
                 raise error
     finally:

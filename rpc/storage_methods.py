@@ -1,156 +1,37 @@
-"""The storage port on the wire (`lazy/storage/*`): what the remote backend calls.
+"""The storage table: every `lazy/storage/*` method bound to the Storage call it makes.
 
-Only a trusted peer (a connection whose grant has storage access) may use these: they
-write as whatever actor the peer names, like a holder of the database file would.
+What each takes and returns is the wire's (wire/storage.py). Only a trusted peer (a
+connection whose grant has storage access) may use these: they write as whatever actor the
+peer names, like a holder of the database file would.
 """
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Any
 
-from pydantic import BaseModel, Field
-
-from lazy_memory.engine.compact import Compact, Watermark
-from lazy_memory.engine.index import IndexEntry
 from lazy_memory.engine.names import check_writable_name
 from lazy_memory.engine.ports import Storage
-from lazy_memory.engine.records import (
-    Actor,
-    HistoryEntry,
-    Operation,
-    Record,
-    RecordContent,
-    RecordType,
+from lazy_memory.engine.records import HistoryEntry, Record
+from lazy_memory.rpc.methods import Method
+from lazy_memory.wire import names
+from lazy_memory.wire.index import index_json
+from lazy_memory.wire.memory import SearchResult
+from lazy_memory.wire.params import HistoryParams, NameParams, NoParams
+from lazy_memory.wire.storage import (
+    CompactSlotResult,
+    Done,
+    EntriesResult,
+    IndexResult,
+    MarkerResult,
+    NamesResult,
+    PutCompactParams,
+    RecordsResult,
+    RemoveRecordParams,
+    RevisionsResult,
+    SaveRecordParams,
+    StorageSearchParams,
+    WatermarkParams,
 )
-from lazy_memory.engine.search import SearchQuery
-from lazy_memory.rpc.methods import (
-    HistoryParams,
-    Method,
-    NameParams,
-    NoParams,
-    Params,
-    SearchResult,
-)
-
-_TYPES = {member.value: member for member in RecordType}
-
-
-class SaveRecordParams(Params):
-    """`lazy/storage/save_record`: the Storage.save_record arguments."""
-
-    content: RecordContent
-    actor: Actor
-    at: datetime
-    operation: Operation = Operation.SAVE
-    if_revision: int | None = None
-
-
-class RemoveRecordParams(Params):
-    """`lazy/storage/remove_record`: the Storage.remove_record arguments."""
-
-    name: str
-    actor: Actor
-    at: datetime
-
-
-class WatermarkParams(Params):
-    """`lazy/storage/removed_since`: a compact's watermark."""
-
-    watermark: Watermark
-
-
-class PutCompactParams(Params):
-    """`lazy/storage/put_compact`: the compact to store."""
-
-    compact: Compact
-
-
-class StorageSearchParams(Params):
-    """`lazy/storage/search`: a query the engine has parsed, and how many hits to return."""
-
-    query: SearchQuery
-    limit: int = Field(ge=1)
-
-
-class Done(BaseModel):
-    """The empty result of a call that returns nothing."""
-
-
-class RecordsResult(BaseModel):
-    """Live records, ordered by name."""
-
-    records: list[Record]
-
-
-class IndexResult(BaseModel):
-    """Live records' index entries, ordered by name, each
-    `[name, type, description, revision, updated_at]` with updated_at in ISO 8601.
-
-    The rows are plain arrays, made by index_rows and read by index_entries rather than a
-    model per row: at 100,000 records, per-row validation costs more than the rest.
-    """
-
-    entries: list[Any]
-
-
-def index_rows(entries: list[IndexEntry]) -> list[list[Any]]:
-    """Index entries as IndexResult carries them."""
-    return [
-        [
-            entry.name,
-            entry.type.value,
-            entry.description,
-            entry.revision,
-            entry.updated_at.isoformat(),
-        ]
-        for entry in entries
-    ]
-
-
-def index_entries(rows: list[Any]) -> list[IndexEntry]:
-    """IndexResult's rows as index entries; ValueError, TypeError or KeyError if one is bad."""
-    parse = datetime.fromisoformat
-    types = _TYPES
-    entries = []
-    for name, type_, description, revision, updated_at in rows:
-        if type(name) is not str or type(description) is not str or type(revision) is not int:
-            raise ValueError("an index row is not [name, type, description, revision, time]")
-        at = parse(updated_at)
-        if at.tzinfo is None:
-            raise ValueError(f"the time of {name!r} has no time zone")
-        entries.append(IndexEntry(name, types[type_], description, revision, at))
-    return entries
-
-
-class MarkerResult(BaseModel):
-    """The store's change marker: it moves with every committed write."""
-
-    marker: str
-
-
-class EntriesResult(BaseModel):
-    """History entries in write order."""
-
-    entries: list[HistoryEntry]
-
-
-class RevisionsResult(BaseModel):
-    """The current revision of every live record."""
-
-    revisions: dict[str, int]
-
-
-class NamesResult(BaseModel):
-    """Record names."""
-
-    names: list[str]
-
-
-class CompactSlotResult(BaseModel):
-    """The compact slot's content, absent when the slot is empty."""
-
-    compact: Compact | None = None
 
 
 async def _list_records(storage: Storage, _: NoParams) -> RecordsResult:
@@ -158,7 +39,7 @@ async def _list_records(storage: Storage, _: NoParams) -> RecordsResult:
 
 
 async def _list_index(storage: Storage, _: NoParams) -> IndexResult:
-    return IndexResult(entries=index_rows(await storage.list_index()))
+    return IndexResult(entries=index_json(await storage.list_index()))
 
 
 async def _change_marker(storage: Storage, _: NoParams) -> MarkerResult:
@@ -219,29 +100,19 @@ async def _clear_compact(storage: Storage, _: NoParams) -> Done:
 STORAGE_METHODS: dict[str, Method[Storage, Any, Any]] = {
     method.name: method
     for method in (
-        Method("lazy/storage/list_records", NoParams, RecordsResult, _list_records),
-        Method("lazy/storage/list_index", NoParams, IndexResult, _list_index),
-        Method("lazy/storage/change_marker", NoParams, MarkerResult, _change_marker),
-        Method("lazy/storage/get_record", NameParams, Record, _get_record),
-        Method("lazy/storage/save_record", SaveRecordParams, Record, _save_record),
-        Method("lazy/storage/remove_record", RemoveRecordParams, HistoryEntry, _remove_record),
-        Method("lazy/storage/history", HistoryParams, EntriesResult, _history),
-        Method("lazy/storage/live_revisions", NoParams, RevisionsResult, _live_revisions),
-        Method("lazy/storage/removed_since", WatermarkParams, NamesResult, _removed_since),
-        Method("lazy/storage/search", StorageSearchParams, SearchResult, _search),
-        Method("lazy/storage/get_compact", NoParams, CompactSlotResult, _get_compact),
-        Method("lazy/storage/put_compact", PutCompactParams, Done, _put_compact),
-        Method("lazy/storage/clear_compact", NoParams, Done, _clear_compact),
+        Method(names.STORAGE_LIST_RECORDS, NoParams, RecordsResult, _list_records),
+        Method(names.STORAGE_LIST_INDEX, NoParams, IndexResult, _list_index),
+        Method(names.STORAGE_CHANGE_MARKER, NoParams, MarkerResult, _change_marker),
+        Method(names.STORAGE_GET_RECORD, NameParams, Record, _get_record),
+        Method(names.STORAGE_SAVE_RECORD, SaveRecordParams, Record, _save_record),
+        Method(names.STORAGE_REMOVE_RECORD, RemoveRecordParams, HistoryEntry, _remove_record),
+        Method(names.STORAGE_HISTORY, HistoryParams, EntriesResult, _history),
+        Method(names.STORAGE_LIVE_REVISIONS, NoParams, RevisionsResult, _live_revisions),
+        Method(names.STORAGE_REMOVED_SINCE, WatermarkParams, NamesResult, _removed_since),
+        Method(names.STORAGE_SEARCH, StorageSearchParams, SearchResult, _search),
+        Method(names.STORAGE_GET_COMPACT, NoParams, CompactSlotResult, _get_compact),
+        Method(names.STORAGE_PUT_COMPACT, PutCompactParams, Done, _put_compact),
+        Method(names.STORAGE_CLEAR_COMPACT, NoParams, Done, _clear_compact),
     )
 }
 """Every storage method a trusted peer may call, by name."""
-
-STORAGE_WRITES = frozenset(
-    {
-        "lazy/storage/save_record",
-        "lazy/storage/remove_record",
-        "lazy/storage/put_compact",
-        "lazy/storage/clear_compact",
-    }
-)
-"""The storage methods that write: only a trusted peer may call them, never an agent."""

@@ -17,16 +17,17 @@ from pygls.workspace import TextDocument
 from lazy_memory.rpc.editor import translate
 from lazy_memory.rpc.editor.connection import EditorConnection
 from lazy_memory.rpc.methods import METHODS, Method
+from lazy_memory.wire import names
 
 if TYPE_CHECKING:
     from lazy_memory.rpc.server import EngineServer
 
 COMMANDS = {
-    "lazy-memory.save": "lazy/memory/save",
-    "lazy-memory.rm": "lazy/memory/rm",
-    "lazy-memory.compact": "lazy/memory/compact",
-    "lazy-memory.doctor": "lazy/doctor",
-    "lazy-memory.show": "lazy/memory/document",
+    "lazy-memory.save": names.SAVE,
+    "lazy-memory.rm": names.REMOVE,
+    "lazy-memory.compact": names.COMPACT,
+    "lazy-memory.doctor": names.DOCTOR,
+    "lazy-memory.show": names.DOCUMENT,
 }
 """workspace/executeCommand commands, each the method it runs with its one argument as params."""
 TRIGGER_CHARACTERS = [":", "["]

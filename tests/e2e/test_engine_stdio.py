@@ -31,9 +31,7 @@ async def start_engine(tmp_path: Path) -> AsyncIterator[StartEngine]:
 
     yield start
     for client in clients:
-        if client.process is not None and client.process.returncode is None:
-            client.process.kill()
-            await client.process.wait()
+        await client.kill()
 
 
 @pytest.fixture
@@ -93,6 +91,7 @@ async def test_save_recall_history_rm_context_on_the_wire(engine: RawClient) -> 
                 "type": "project",
                 "description": "How we deploy",
                 "revision": 1,
+                "updated_at": record["updated_at"],
             }
         ]
     }

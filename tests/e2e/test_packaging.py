@@ -1,4 +1,4 @@
-"""The built wheel: every module of the three source folders is in it, under lazy_memory."""
+"""The built wheel: every module of the four source folders is in it, under lazy_memory."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 SOURCE_FOLDERS = {
     "engine": "lazy_memory/engine",
+    "wire": "lazy_memory/wire",
     "adapters": "lazy_memory/adapters",
     "rpc": "lazy_memory/rpc",
 }

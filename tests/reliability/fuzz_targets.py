@@ -29,9 +29,9 @@ with atheris.instrument_imports(include=["lazy_memory"]):
     from lazy_memory.engine.records import RecordContent, RecordType
     from lazy_memory.engine.search_parser import parse_query
     from lazy_memory.engine.search_ranking import SearchIndex
-    from lazy_memory.rpc.framing import FramingError, read_messages
     from lazy_memory.rpc.methods import METHODS
     from lazy_memory.rpc.storage_methods import STORAGE_METHODS
+    from lazy_memory.wire.framing import FramingError, read_messages
 
 _INDEX = SearchIndex(
     [

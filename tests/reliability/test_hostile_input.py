@@ -40,9 +40,9 @@ from lazy_memory.engine.search_model import SearchQuery, tokenize
 from lazy_memory.engine.search_parser import MAX_TERMS, parse_query
 from lazy_memory.engine.search_ranking import Document, SearchIndex, matches
 from lazy_memory.engine.visible import visible_line, visible_text
-from lazy_memory.rpc.framing import MAX_MESSAGE_BYTES
 from lazy_memory.rpc.methods import METHODS
 from lazy_memory.rpc.storage_methods import STORAGE_METHODS
+from lazy_memory.wire.framing import MAX_MESSAGE_BYTES
 from tests.daemon import add_token, running_daemon
 from tests.e2e.jsonrpc import RawClient
 from tests.reliability.conftest import Figures, Scale
@@ -809,7 +809,7 @@ def test_garbage_on_the_mcp_wire_never_stops_the_server(workspace: Path, tmp_pat
     assert big["result"]["isError"] is True, big
     assert "the limit is 65,536 bytes" in big["result"]["content"][0]["text"]
     # A request the SDK cannot read is answered all the same, with its id: the client does
-    # not wait forever (rpc/mcp_tools.py answers what the SDK's transport would drop).
+    # not wait forever (rpc/mcp_stdio.py answers what the SDK's transport would drop).
     assert answered(900)["error"]["code"] == -32700  # a lone surrogate escape
     assert answered(901)["error"]["code"] == -32600  # a method that is not a string
     assert answered(902)["error"]["code"] == -32600  # not JSON-RPC 2.0

@@ -13,7 +13,7 @@ from lazy_memory.adapters import open_storage
 from lazy_memory.adapters.files_index import CHECKPOINT_MIN_ENTRIES
 from lazy_memory.engine.index import IndexEntry
 from lazy_memory.engine.records import RecordType
-from lazy_memory.rpc.storage_methods import index_entries, index_rows
+from lazy_memory.wire.index import index_entries, index_json
 from tests.unit.store_reading import (
     ALICE,
     T0,
@@ -51,21 +51,23 @@ async def test_the_files_index_times_survive_a_checkpoint_and_an_old_one_is_repl
     assert await index_times() == expected
 
 
-def test_index_rows_cross_the_wire_and_a_malformed_one_is_refused() -> None:
+def test_index_entries_cross_the_wire_and_a_malformed_one_is_refused() -> None:
     at = T0 + timedelta(microseconds=7)
     entries = [
         IndexEntry("a", RecordType.USER, "d", 2, at),
         IndexEntry("b", RecordType.REFERENCE, "d", 1, at),
     ]
-    rows = json.loads(json.dumps(index_rows(entries)))
+    sent = json.loads(json.dumps(index_json(entries)))
 
-    assert index_entries(rows) == entries
+    assert index_entries(sent) == entries
+    good = {"name": "a", "type": "user", "description": "d", "revision": 2}
     for bad in (
-        [["a", "user", "d", 2]],
-        [["a", "nonsense", "d", 2, "2026-11-30T08:00:00+00:00"]],
-        [["a", "user", "d", "2", "2026-11-30T08:00:00+00:00"]],
-        [["a", "user", "d", 2, "yesterday"]],
-        [["a", "user", "d", 2, "2026-11-30T08:00:00"]],
+        [good],
+        [["a", "user", "d", 2, "2026-11-30T08:00:00+00:00"]],
+        [{**good, "type": "nonsense", "updated_at": "2026-11-30T08:00:00+00:00"}],
+        [{**good, "revision": "2", "updated_at": "2026-11-30T08:00:00+00:00"}],
+        [{**good, "updated_at": "yesterday"}],
+        [{**good, "updated_at": "2026-11-30T08:00:00"}],
     ):
         with pytest.raises((ValueError, TypeError, KeyError)):
             index_entries(bad)

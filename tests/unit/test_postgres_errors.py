@@ -30,8 +30,8 @@ from lazy_memory.engine.identity import Identity
 from lazy_memory.engine.records import Actor, ActorKind, RecordContent, RecordType
 from lazy_memory.engine.service import MemoryService
 from lazy_memory.rpc.cli import main
-from lazy_memory.rpc.framing import frame
 from lazy_memory.rpc.server import Grant, Session, build_server, serve_connection
+from lazy_memory.wire.framing import frame
 
 ALICE = Actor(kind=ActorKind.HUMAN, detail="alice")
 NOTE = RecordContent(name="note", type=RecordType.USER, description="d", body="b")

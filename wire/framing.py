@@ -13,11 +13,11 @@ import logging
 from collections.abc import Callable
 from typing import Any, Protocol
 
+from lazy_memory.wire.errors import INVALID_REQUEST, PARSE_ERROR
+
 MAX_MESSAGE_BYTES = 8 * 1024 * 1024
 """The largest message body accepted; a larger one is read off the wire and refused."""
 
-PARSE_ERROR = -32700
-INVALID_REQUEST = -32600
 _DISCARD_CHUNK = 64 * 1024
 
 logger = logging.getLogger(__name__)

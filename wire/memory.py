@@ -1,0 +1,131 @@
+"""The params and results of the memory methods (`lazy/memory/*`, `lazy/doctor`, `lazy/search`).
+
+The results a service call returns as they are (a Record, a SavedRecord, a HistoryEntry, a
+Diagnosis, an ImportResult) are the engine's own models; the rest are here.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, Field, StrictBool, model_validator
+
+from lazy_memory.engine.compacting import CompactStatus
+from lazy_memory.engine.compaction import CompactOutcome, Mode
+from lazy_memory.engine.context import LaunchContext, Role
+from lazy_memory.engine.records import HistoryEntry, Record
+from lazy_memory.engine.search_model import DEFAULT_LIMIT, MAX_LIMIT, SearchHit
+from lazy_memory.wire.index import IndexEntry
+from lazy_memory.wire.names import CONTEXT
+from lazy_memory.wire.params import OneOf, Params
+
+DEFAULT_CONTEXT_PAGE_CHARS = 500_000
+"""A page of the section unless asked: the largest tool result Claude Code takes whole
+(adapters/config.py DEFAULT_TOOL_RESULT_LIMIT_CHARS; a test holds them equal), spelled out
+so that the wire imports no configuration."""
+CONTEXT_NEXT_PAGE = CONTEXT + ' {{"page": {page}}}'
+"""How a page of the section names the request for the next one."""
+
+
+class RecallParams(Params):
+    """`lazy/memory/recall`: without a name, the index (all, or one page); with one, the record."""
+
+    name: str | None = None
+    page: int | None = Field(default=None, ge=1)
+    page_size: int = Field(default=1000, ge=1, le=100_000)
+
+
+class RecallResult(OneOf):
+    """The index (`records`, with `page`/`pages` when paged) without a name, else `record`."""
+
+    records: list[IndexEntry] | None = None
+    record: Record | None = None
+    page: int | None = None
+    pages: int | None = None
+
+
+class SaveParams(Params):
+    """`lazy/memory/save`: create, update or revive a record (compare-and-swap if asked)."""
+
+    name: str
+    type: str
+    description: str
+    body: str
+    if_revision: int | None = Field(default=None, ge=0)
+
+
+class DocumentParams(Params):
+    """`lazy/memory/document`: a record's read-only document, by its `lazy-memory:NAME` URI."""
+
+    uri: str
+
+
+class DocumentResult(BaseModel):
+    """A record as the markdown text an editor shows for its `lazy-memory:` URI."""
+
+    uri: str
+    name: str
+    text: str
+
+
+class HistoryResult(BaseModel):
+    """History entries, oldest first."""
+
+    entries: list[HistoryEntry]
+
+
+class ContextParams(Params):
+    """`lazy/memory/context`: the memory section for a launch of this role, or one page of it."""
+
+    role: Role
+    page: int | None = Field(default=None, ge=1)
+    page_chars: int = Field(default=DEFAULT_CONTEXT_PAGE_CHARS, ge=1000)
+
+
+class ContextPage(LaunchContext):
+    """The section, or with `page` one page of it (cut at line ends), and how many there are."""
+
+    page: int = 1
+    pages: int = 1
+
+
+class CompactParams(Params):
+    """`lazy/memory/compact`: generate a compact (mode), or show or clear the current one."""
+
+    mode: Mode = Mode.AUTO
+    show: StrictBool = False
+    clear: StrictBool = False
+
+    @model_validator(mode="after")
+    def _one_action(self) -> CompactParams:
+        if self.show and self.clear:
+            raise ValueError("show and clear are two different requests: send one of them")
+        return self
+
+
+class CompactResult(OneOf):
+    """What was generated (`outcome`), what the slot holds (`status`), or `cleared`."""
+
+    outcome: CompactOutcome | None = None
+    status: CompactStatus | None = None
+    cleared: bool | None = None
+
+
+class ImportParams(Params):
+    """`lazy/memory/import`: preview the harness memory import, or apply it."""
+
+    apply: StrictBool = False
+
+
+class SearchParams(Params):
+    """`lazy/search`: a query in the search language, and how many hits to return at most."""
+
+    query: str
+    limit: int = Field(default=DEFAULT_LIMIT, ge=1, le=MAX_LIMIT)
+    page: int = Field(default=1, ge=1)
+    """With limit as the page size: page 2 is the next limit hits."""
+
+
+class SearchResult(BaseModel):
+    """Search hits, best first, and whether a next page has more."""
+
+    hits: list[SearchHit]
+    more: bool = False
