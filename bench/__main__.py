@@ -1,9 +1,11 @@
 """`python -m bench`: the benchmark suite, every target of the benchmark issue in one run.
 
 Run from the repository root. `--quick` (1k and 10k records, fewer repeats) takes under two
-minutes; the full run adds 100k-record stores. It prints a table (value, floor, target,
-PASS or MISS) and writes bench/results/latest.json, then names every MISS on stderr with by
-how much, and exits 1 if there is one (0 with --no-gate). See bench/README.md.
+minutes; the full run adds 100k-record stores; `--peers` runs only the MCP group, `lazy mcp`
+beside other memory MCP servers (bench/peers.py). It prints a table (value, floor, target,
+PASS or MISS) and writes bench/results/latest.json (quick.json, peers.json), then names every
+MISS on stderr with by how much, and exits 1 if there is one (0 with --no-gate). See
+bench/README.md; `python -m bench.tables` rewrites the READMEs' tables from the JSON.
 """
 
 from __future__ import annotations
@@ -20,19 +22,20 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from bench import cli, engine, mcp_tools, saves
+from bench import cli, engine, mcp_tools, peers, saves
 from bench.plan import Fixtures, Plan
 from bench.report import (
     Measurement,
     misses,
+    missing_lines,
     render_table,
     thread_round_trip_us,
     write_json,
 )
 from bench.stores import EMBEDDED_BACKENDS, POSTGRES_MAX_RECORDS, available_backends
 
-DEFAULT_JSON = Path(__file__).with_name("results") / "latest.json"
-"""Where the numbers go unless --json says otherwise."""
+RESULTS = Path(__file__).with_name("results")
+"""Where every run's JSON goes unless --json says otherwise."""
 
 
 @dataclass(frozen=True)
@@ -48,7 +51,7 @@ class _Defaults:
 
 _FULL = _Defaults((1_000, 10_000, 100_000), repeat=10, requests=200, saves=500, budget_seconds=10)
 _QUICK = _Defaults((1_000, 10_000), repeat=5, requests=50, saves=200, budget_seconds=2)
-_PACKAGES = ("lazy_memory.engine", "lazy_memory.adapters", "lazy_memory.rpc")
+_PACKAGES = ("lazy_memory.engine", "lazy_memory.wire", "lazy_memory.adapters", "lazy_memory.rpc")
 
 
 def main(argv: Sequence[str] | None = None) -> None:
@@ -62,7 +65,21 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument(
         "--backends", nargs="+", choices=available_backends(), default=available_backends()
     )
-    parser.add_argument("--json", type=Path, default=DEFAULT_JSON, metavar="PATH")
+    parser.add_argument(
+        "--peers",
+        nargs="*",
+        choices=[peer.name for peer in peers.PEERS],
+        metavar="PEER",
+        help="only the MCP group: lazy mcp beside other memory MCP servers (all of them, or "
+        f"those named: {', '.join(peer.name for peer in peers.PEERS)})",
+    )
+    parser.add_argument(
+        "--json",
+        type=Path,
+        metavar="PATH",
+        help="where to write the results (default bench/results/latest.json, quick.json for "
+        "--quick, peers.json for --peers)",
+    )
     parser.add_argument(
         "--no-gate",
         action="store_true",
@@ -71,6 +88,13 @@ def main(argv: Sequence[str] | None = None) -> None:
     )
     arguments = parser.parse_args(argv)
     defaults = _QUICK if arguments.quick else _FULL
+    report = arguments.json or RESULTS / (
+        "peers.json"
+        if arguments.peers is not None
+        else "quick.json"
+        if arguments.quick
+        else "latest.json"
+    )
     started, load_at_start = time.perf_counter(), os.getloadavg()
     wakeup_us = thread_round_trip_us()
     with tempfile.TemporaryDirectory(prefix="lazy-bench-") as workdir:
@@ -83,12 +107,17 @@ def main(argv: Sequence[str] | None = None) -> None:
             budget_seconds=defaults.budget_seconds,
             workdir=Path(workdir),
         )
-        measurements = asyncio.run(run(plan))
+        if arguments.peers is None:
+            measurements = asyncio.run(run(plan))
+        else:
+            chosen = [p for p in peers.PEERS if not arguments.peers or p.name in arguments.peers]
+            measurements = asyncio.run(run_peers(plan, chosen))
     seconds = time.perf_counter() - started
     print(render_table(measurements))
     settings = {
         "command": " ".join(["python -m bench", *(argv if argv is not None else sys.argv[1:])]),
         "quick": arguments.quick,
+        "peers": arguments.peers is not None,
         "sizes": list(plan.sizes),
         "backends": list(plan.backends),
         "repeat": plan.repeat,
@@ -98,13 +127,13 @@ def main(argv: Sequence[str] | None = None) -> None:
         "load_average_at_start": load_at_start,
         "thread_round_trip_us_at_start": round(wakeup_us, 1),
     }
-    write_json(arguments.json, measurements, settings, seconds)
+    write_json(report, measurements, settings, seconds)
     print(
         f"\n{len(measurements)} measurements in {seconds:.0f} s; a thread round trip took "
-        f"{wakeup_us:.0f} us at the start; written to {arguments.json}"
+        f"{wakeup_us:.0f} us at the start; written to {report}"
     )
     missed = misses(measurements)
-    for line in missed:
+    for line in [*missing_lines(measurements), *missed]:
         print(line, file=sys.stderr)
     if missed and not arguments.no_gate:
         sys.exit(1)
@@ -139,6 +168,13 @@ async def run(plan: Plan) -> list[Measurement]:
         mcp_store = await fixtures.store(backend, min(mcp_tools.TARGET_RECORDS, sizes[-1]))
         measurements += await mcp_tools.tools(plan, mcp_store)
     return _grouped(measurements, plan)
+
+
+async def run_peers(plan: Plan, chosen: Sequence[peers.Peer]) -> list[Measurement]:
+    """`lazy mcp` and the chosen peers on the same MCP workload (bench/peers.py)."""
+    compile_bytecode()
+    _progress("MCP tools of lazy mcp, then each peer: install (once), fill, measure")
+    return await peers.compare(plan, chosen)
 
 
 def compile_bytecode() -> None:

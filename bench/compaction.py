@@ -16,6 +16,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from bench.corpus import CORPUS_ACTOR, fill_store
+from bench.report import machine
 from lazy_memory.adapters import open_storage
 from lazy_memory.adapters.config import Settings
 from lazy_memory.engine.compaction import (
@@ -27,6 +28,7 @@ from lazy_memory.engine.compaction import (
 )
 
 DEFAULT_SIZES = (10, 60, 500, 5_000)
+DEFAULT_JSON = Path(__file__).with_name("results") / "compaction.json"
 _COLUMNS = ("records", "plain bytes", "compact bytes", "saved bytes", "saved %", "never-grow")
 
 
@@ -93,23 +95,23 @@ def render_table(measurements: list[Measurement]) -> str:
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Measure every requested size, print the table, and write JSON if asked."""
+    """Measure every requested size, print the table, and write the JSON."""
     parser = argparse.ArgumentParser(prog="python -m bench.compaction", description=__doc__)
     parser.add_argument("--sizes", type=int, nargs="+", default=DEFAULT_SIZES, metavar="N")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--json", type=Path, metavar="PATH", help="also write the numbers here")
+    parser.add_argument(
+        "--json", type=Path, default=DEFAULT_JSON, metavar="PATH", help="where the numbers go"
+    )
     arguments = parser.parse_args(argv)
     measurements = [asyncio.run(measure(count, arguments.seed)) for count in arguments.sizes]
     print(render_table(measurements))
-    if arguments.json:
-        numbers = [
-            {**asdict(m), "saved_bytes": m.saved_bytes, "saved_percent": m.saved_percent}
-            for m in measurements
-        ]
-        arguments.json.write_text(
-            json.dumps({"seed": arguments.seed, "measurements": numbers}, indent=2) + "\n",
-            encoding="utf-8",
-        )
+    numbers = [
+        {**asdict(m), "saved_bytes": m.saved_bytes, "saved_percent": m.saved_percent}
+        for m in measurements
+    ]
+    document = {"machine": machine(), "seed": arguments.seed, "measurements": numbers}
+    arguments.json.parent.mkdir(parents=True, exist_ok=True)
+    arguments.json.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
 
 
 if __name__ == "__main__":

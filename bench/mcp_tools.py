@@ -7,7 +7,7 @@ not called `mcp.py`: that name would shadow the SDK for scripts run from this fo
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from itertools import cycle
 from typing import Any
 
@@ -62,12 +62,9 @@ async def _tool_row(
     tool: str,
     arguments: Callable[[], dict[str, Any]],
 ) -> Measurement:
-    async def call() -> None:
-        answer = await session.call_tool(tool, arguments())
-        if answer.is_error:
-            raise RuntimeError(f"{tool} failed: {_text(answer)}")
-
-    samples = await timings(call, plan.requests, plan.budget_seconds)
+    samples = await time_calls(
+        session, lambda: (tool, arguments()), plan.requests, plan.budget_seconds
+    )
     return Measurement(
         f"MCP {tool}{'(name)' if tool == 'lazy_memory_recall' else ''}, p50",
         store.backend,
@@ -81,15 +78,32 @@ async def _tool_row(
     )
 
 
+async def call_tool(session: ClientSession, tool: str, arguments: dict[str, Any]) -> None:
+    """One tool call; a result flagged as an error is raised."""
+    answer = await session.call_tool(tool, arguments)
+    if answer.is_error:
+        raise RuntimeError(f"{tool} failed: {_text(answer)[:500]}")
+
+
+async def time_calls(
+    session: ClientSession,
+    next_call: Callable[[], tuple[str, dict[str, Any]]],
+    wanted: int,
+    budget_seconds: float,
+) -> list[float]:
+    """Milliseconds of up to wanted tool calls, each the (tool, arguments) next_call gives."""
+
+    async def call() -> None:
+        await call_tool(session, *next_call())
+
+    return await timings(call, wanted, budget_seconds)
+
+
 @asynccontextmanager
-async def _session(plan: Plan, store: Store) -> AsyncIterator[ClientSession]:
-    command = lazy_command()
-    parameters = StdioServerParameters(
-        command=command[0],
-        args=[*command[1:], "mcp"],
-        env=store.environment(),
-        cwd=store.root,
-    )
+async def mcp_session(
+    plan: Plan, parameters: StdioServerParameters
+) -> AsyncIterator[ClientSession]:
+    """An initialized MCP client session to a server started over stdio, stderr to the log."""
     with plan.stderr.open("a") as errlog:
         async with (
             stdio_client(parameters, errlog=errlog) as (read, write),
@@ -97,6 +111,17 @@ async def _session(plan: Plan, store: Store) -> AsyncIterator[ClientSession]:
         ):
             await session.initialize()
             yield session
+
+
+def _session(plan: Plan, store: Store) -> AbstractAsyncContextManager[ClientSession]:
+    command = lazy_command()
+    parameters = StdioServerParameters(
+        command=command[0],
+        args=[*command[1:], "mcp"],
+        env=store.environment(),
+        cwd=store.root,
+    )
+    return mcp_session(plan, parameters)
 
 
 def _text(result: CallToolResult) -> str:

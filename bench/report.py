@@ -2,8 +2,9 @@
 
 A measurement is one number (a median, a percentile, a rate, a size) quoted beside its floor,
 the same kind of number for the least work that surface can do, measured in the same run,
-and beside its target. The verdict is PASS or MISS against the target, or `info` when the
-issue sets no target at that store size.
+and beside its target. The verdict is PASS or MISS against the target, `info` when the
+issue sets no target at that store size, or `missing` when it could not be measured here (a
+peer that would not install), with the reason.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-PASS, MISS, INFO = "PASS", "MISS", "info"
+PASS, MISS, INFO, MISSING = "PASS", "MISS", "info", "missing"
 
 
 @dataclass(frozen=True)
@@ -45,8 +46,8 @@ class Target:
         """The target as the table prints it, e.g. `<= 3 ms` or `<= 1.2 x floor`."""
         sign = ">=" if self.at_least else "<="
         if self.times_floor:
-            return f"{sign} {_number(self.limit)} x floor"
-        return f"{sign} {_number(self.limit)} {unit}"
+            return f"{sign} {number(self.limit)} x floor"
+        return f"{sign} {number(self.limit)} {unit}"
 
 
 @dataclass(frozen=True)
@@ -63,10 +64,14 @@ class Measurement:
     target: Target | None = None
     samples: int = 0
     note: str = ""
+    missing_reason: str = ""
+    """Why nothing could be measured (the verdict is then `missing`)."""
 
     @property
     def verdict(self) -> str:
-        """PASS, MISS, or info (no target at this size)."""
+        """PASS, MISS, info (no target at this size), or missing (not measured here)."""
+        if self.missing_reason:
+            return MISSING
         if self.target is None:
             return INFO
         bound = self.target.bound(self.floor)
@@ -81,8 +86,8 @@ class Measurement:
         bound = self.target.bound(self.floor)
         if self.target.at_least:
             ratio = bound / self.value if self.value else float("inf")
-            return f"{_number(ratio)} x under the target"
-        return f"{_number(self.value / bound)} x over the target" if bound else "over the target"
+            return f"{number(ratio)} x under the target"
+        return f"{number(self.value / bound)} x over the target" if bound else "over the target"
 
     @property
     def times_floor(self) -> float | None:
@@ -99,6 +104,35 @@ class Measurement:
         fields["times_floor"] = self.times_floor
         fields["verdict"] = self.verdict
         return fields
+
+
+def measurement_from_json(fields: dict[str, Any]) -> Measurement:
+    """The measurement a results file's entry (Measurement.as_json) was written from."""
+    target = None
+    if fields.get("target"):
+        described: str = fields["target"]
+        at_least, times_floor = described.startswith(">="), described.endswith(" x floor")
+        bound = float(fields["target_limit"])
+        limit = bound / fields["floor"] if times_floor else bound
+        target = Target(limit, at_least=at_least, times_floor=times_floor)
+    return Measurement(
+        what=fields["what"],
+        backend=fields["backend"],
+        records=fields["records"],
+        value=fields["value"],
+        unit=fields["unit"],
+        floor=fields.get("floor"),
+        floor_what=fields.get("floor_what", ""),
+        target=target,
+        samples=fields.get("samples", 0),
+        note=fields.get("note", ""),
+        missing_reason=fields.get("missing_reason", ""),
+    )
+
+
+def missing(what: str, backend: str, records: int, reason: str) -> Measurement:
+    """A row for what could not be measured here, and why."""
+    return Measurement(what, backend, records, 0.0, "", missing_reason=reason)
 
 
 def percentile(samples: Sequence[float], share: float) -> float:
@@ -165,19 +199,28 @@ def misses(measurements: Sequence[Measurement]) -> list[str]:
     ]
 
 
-def render_table(measurements: Sequence[Measurement]) -> str:
-    """The measurements as a plain text table, with notes under it."""
+def missing_lines(measurements: Sequence[Measurement]) -> list[str]:
+    """One line per measurement that could not be taken here, with the reason."""
+    return [
+        f"MISSING {m.what} ({m.backend}): {m.missing_reason}"
+        for m in measurements
+        if m.verdict == MISSING
+    ]
+
+
+def render_table(measurements: Sequence[Measurement], floors: bool = True) -> str:
+    """The measurements as a plain text table, with notes (and what each floor is) under it."""
     rows = [_COLUMNS]
     # A note shared by several rows is printed once, under one number.
-    distinct = dict.fromkeys(m.note for m in measurements if m.note)
+    distinct = dict.fromkeys(_note(m) for m in measurements if _note(m))
     notes = {note: number for number, note in enumerate(distinct, start=1)}
     for m in measurements:
         rows.append(
             (
-                m.what + (f" [{notes[m.note]}]" if m.note else ""),
+                m.what + (f" [{notes[_note(m)]}]" if _note(m) else ""),
                 m.backend,
                 f"{m.records:,}",
-                _quantity(m.value, m.unit),
+                "" if m.missing_reason else _quantity(m.value, m.unit),
                 _quantity(m.floor, m.unit),
                 "" if m.times_floor is None else f"{m.times_floor:.2f}",
                 "" if m.target is None else m.target.describe(m.unit),
@@ -193,9 +236,10 @@ def render_table(measurements: Sequence[Measurement]) -> str:
         for row in rows
     ]
     lines += [f"[{number}] {note}" for note, number in notes.items()]
-    floors = dict.fromkeys(f"{m.what}: {m.floor_what}" for m in measurements if m.floor_what)
-    lines += ["", "Floors (the least work the same surface can do, measured in this run):"]
-    lines += [f"- {floor}" for floor in floors]
+    if floors:
+        described = dict.fromkeys(f"{m.what}: {m.floor_what}" for m in measurements if m.floor_what)
+        lines += ["", "Floors (the least work the same surface can do, measured in this run):"]
+        lines += [f"- {floor}" for floor in described]
     return "\n".join(lines)
 
 
@@ -212,11 +256,17 @@ def write_json(
     path.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
 
 
+def _note(measurement: Measurement) -> str:
+    if measurement.missing_reason:
+        return f"not measured: {measurement.missing_reason}"
+    return measurement.note
+
+
 def _quantity(value: float | None, unit: str) -> str:
-    return "" if value is None else f"{_number(value)} {unit}"
+    return "" if value is None else f"{number(value)} {unit}"
 
 
-def _number(value: float) -> str:
+def number(value: float) -> str:
     """About three significant figures, thousands separated: 0.412, 7.31, 1,466, 0."""
     if value >= 100 or value == int(value):
         return f"{value:,.0f}"

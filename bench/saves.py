@@ -4,7 +4,10 @@ Saves are `lazy/memory/save` requests of realistic records (another seed than th
 so some names are new and some update a corpus record), each awaited before the next.
 Four clients are four stdio engines on one store, and, for SQLite, four connections to one
 daemon (tests/daemon.py starts it, as the end-to-end tests do). Every concurrent run checks
-that nothing was lost: the store's history grew by exactly the saves acknowledged.
+that nothing was lost, and nothing written unasked: the set of (name, revision) of every save
+acknowledged as a write equals the set of history entries the run added to the store. An
+acknowledged save missing from the history is lost; a history entry no acknowledged save
+accounts for is an unacknowledged write.
 """
 
 from __future__ import annotations
@@ -29,7 +32,7 @@ from bench.corpus import realistic_records
 from bench.engine import NO_OP_FLOOR
 from bench.plan import Plan
 from bench.report import Measurement, Target, median
-from bench.stores import Store, copy_store, history_length
+from bench.stores import Store, copy_store, history_revisions
 from tests.daemon import add_token, running_daemon
 from tests.e2e.jsonrpc import RawClient
 
@@ -135,7 +138,7 @@ async def _concurrent_rows(
     plan: Plan, store: Store, clients: Sequence[RawClient], label: str
 ) -> list[Measurement]:
     no_ops = await _together([partial(no_op, client) for client in clients], plan.saves)
-    before = await history_length(store)
+    before = await history_revisions(store)
     savers = [_saver(client, plan, seed=100 + number) for number, client in enumerate(clients)]
     # A first round of one save each sets the pace, so a slow backend gets fewer rounds.
     rounds = [await _together(savers, 1)]
@@ -143,12 +146,17 @@ async def _concurrent_rows(
     each = min(plan.saves, affordable)
     repeats = max(1, min(plan.repeat, affordable // each))
     rounds += [await _together(savers, each) for _ in range(repeats)]
+    check = RevisionCheck(
+        acknowledged={revision for round_ in rounds for revision in round_.written},
+        stored=await history_revisions(store) - before,
+    )
     acknowledged = sum(round_.done for round_ in rounds)
-    # A save equal to the live revision is acknowledged as unchanged and writes nothing.
-    written = acknowledged - sum(round_.unchanged for round_ in rounds)
     failures = [failure for round_ in rounds for failure in round_.failures]
-    lost = before + written - await history_length(store)
     failed_note = f"; {len(failures)} saves failed, first: {failures[0]}" if failures else ""
+    counted = (
+        f"{label}, {store.backend}: {acknowledged} saves acknowledged, "
+        f"{len(check.acknowledged)} of them writes{failed_note}"
+    )
     return [
         Measurement(
             f"save, {label}, total",
@@ -165,13 +173,53 @@ async def _concurrent_rows(
             f"lost saves, {label}",
             store.backend,
             store.records,
-            lost,
+            len(check.lost),
             "saves",
             target=_NOTHING_LOST,
-            note=f"lost saves: acknowledged saves missing from the history; {label}, "
-            f"{store.backend}: {acknowledged} saves acknowledged{failed_note}",
+            note="lost saves: acknowledged (name, revision) missing from the history; "
+            + counted
+            + _examples(check.lost),
+        ),
+        Measurement(
+            f"unacknowledged writes, {label}",
+            store.backend,
+            store.records,
+            len(check.unacknowledged),
+            "writes",
+            target=_NOTHING_LOST,
+            note="unacknowledged writes: history entries of the run no acknowledged save "
+            "accounts for" + _examples(check.unacknowledged),
         ),
     ]
+
+
+Revision = tuple[str, int]
+"""A write as the history records it: the record's name and the revision it made."""
+
+
+@dataclass(frozen=True)
+class RevisionCheck:
+    """What the saves acknowledged as writes against what the store's history gained."""
+
+    acknowledged: set[Revision]
+    stored: set[Revision]
+
+    @property
+    def lost(self) -> set[Revision]:
+        """Acknowledged writes the history does not hold."""
+        return self.acknowledged - self.stored
+
+    @property
+    def unacknowledged(self) -> set[Revision]:
+        """Writes in the history that no acknowledged save made."""
+        return self.stored - self.acknowledged
+
+
+def _examples(revisions: set[Revision], shown: int = 3) -> str:
+    if not revisions:
+        return ""
+    listed = ", ".join(f"{name}@{revision}" for name, revision in sorted(revisions)[:shown])
+    return f"; e.g. {listed}"
 
 
 @dataclass(frozen=True)
@@ -180,8 +228,8 @@ class _Round:
 
     seconds: float
     done: int
-    unchanged: int
-    """Of the calls done, the saves answered `unchanged`: they wrote nothing."""
+    written: list[Revision]
+    """(name, revision) of each save acknowledged as a write (not answered `unchanged`)."""
     failures: list[str]
 
     @property
@@ -193,10 +241,9 @@ class _Round:
 async def _together(calls: Sequence[Save], each: int) -> _Round:
     """Every call made each times in sequence, all calls at once."""
     failures: list[str] = []
-    unchanged = 0
+    written: list[Revision] = []
 
     async def run(call: Save) -> int:
-        nonlocal unchanged
         done = 0
         for _ in range(each):
             try:
@@ -205,12 +252,14 @@ async def _together(calls: Sequence[Save], each: int) -> _Round:
                 failures.append(str(error))
             else:
                 done += 1
-                unchanged += isinstance(answer, dict) and bool(answer.get("unchanged"))
+                # A save equal to the live revision is answered `unchanged` and writes nothing.
+                if isinstance(answer, dict) and not answer.get("unchanged"):
+                    written.append((answer["name"], answer["revision"]))
         return done
 
     start = time.perf_counter()
     done = sum(await asyncio.gather(*(run(call) for call in calls)))
-    return _Round(time.perf_counter() - start, done, unchanged, failures)
+    return _Round(time.perf_counter() - start, done, written, failures)
 
 
 def _rate(milliseconds: Sequence[float]) -> float:

@@ -15,15 +15,15 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import platform
 import statistics
 import tempfile
 import time
 from dataclasses import asdict, dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from pathlib import Path
 
 from bench.corpus import CORPUS_ACTOR, CORPUS_START
+from bench.report import machine
 from bench.stores import POSTGRES_MAX_RECORDS, Store, available_backends, build_store
 from lazy_memory.adapters import open_storage
 from lazy_memory.adapters.config import Settings, load_settings
@@ -34,6 +34,7 @@ from tests.search_relevance import QUERIES, RANKED_HITS, quality, relevance_reco
 
 SIZES = (1_000, 10_000, 100_000)
 QUICK_SIZES = (1_000, 10_000)
+DEFAULT_JSON = Path(__file__).with_name("results") / "search.json"
 BROAD_QUERIES = ("deploy", "the user", "type:project", "name:webhooks*", "redis -cache")
 """Queries that match thousands of records at 100k, so latency is not only of easy ones."""
 
@@ -179,23 +180,24 @@ async def run(sizes: tuple[int, ...], repeat: int) -> tuple[list[Relevance], lis
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Measure, print the tables, and write JSON if asked."""
+    """Measure, print the tables, and write the JSON."""
     parser = argparse.ArgumentParser(prog="python -m bench.search", description=__doc__)
     parser.add_argument("--quick", action="store_true", help="1k and 10k records only")
     parser.add_argument("--repeat", type=int, default=3, metavar="N", help="runs per query")
-    parser.add_argument("--json", type=Path, metavar="PATH", help="also write the numbers here")
+    parser.add_argument(
+        "--json", type=Path, default=DEFAULT_JSON, metavar="PATH", help="where the numbers go"
+    )
     arguments = parser.parse_args(argv)
     sizes = QUICK_SIZES if arguments.quick else SIZES
     relevances, latencies = asyncio.run(run(sizes, arguments.repeat))
     print(render(relevances, latencies))
-    if arguments.json:
-        numbers = {
-            "date": datetime.now(UTC).isoformat(timespec="seconds"),
-            "machine": {"python": platform.python_version(), "platform": platform.platform()},
-            "relevance": [asdict(r) for r in relevances],
-            "latency": [asdict(row) for row in latencies],
-        }
-        arguments.json.write_text(json.dumps(numbers, indent=2) + "\n", encoding="utf-8")
+    numbers = {
+        "machine": machine(),
+        "relevance": [asdict(r) for r in relevances],
+        "latency": [asdict(row) for row in latencies],
+    }
+    arguments.json.parent.mkdir(parents=True, exist_ok=True)
+    arguments.json.write_text(json.dumps(numbers, indent=2) + "\n", encoding="utf-8")
 
 
 if __name__ == "__main__":

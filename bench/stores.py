@@ -118,11 +118,11 @@ def copy_store(store: Store, parent: Path, label: str) -> Store:
     return copy
 
 
-async def history_length(store: Store) -> int:
-    """How many writes the store's history holds, read through its own backend."""
+async def history_revisions(store: Store) -> set[tuple[str, int]]:
+    """(name, revision) of every write the store's history holds, read through its backend."""
     storage = await open_storage(_settings(store))
     try:
-        return len(await storage.history())
+        return {(entry.name, entry.revision) for entry in await storage.history()}
     finally:
         await storage.aclose()
 

@@ -1,17 +1,24 @@
 """The benchmark suite runs end to end at a tiny size: every group, both embedded backends.
 
-It proves `python -m bench` works, and that concurrent saves lose nothing; it never asserts
-on a timing (speed is the suite's report, not a test's verdict).
+It proves `python -m bench` works, that concurrent saves lose nothing and write nothing
+unacknowledged, and that `python -m bench --peers` drives the MCP reference memory server
+(npm, so that test is marked `node`); it never asserts on a timing (speed is the suite's
+report, not a test's verdict).
 """
 
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+from bench.peers import REFERENCE_PACKAGE
 from bench.report import Measurement, Target, misses
+from tests.components import NODE, missing
 
 REPOSITORY = Path(__file__).resolve().parents[2]
 TINY = ("--sizes", "20", "40", "--repeat", "2", "--requests", "3", "--saves", "3")
@@ -57,9 +64,11 @@ def test_the_smallest_run_measures_every_group_and_loses_no_save(tmp_path: Path)
     for m in measurements:
         assert m["verdict"] in ("PASS", "MISS", "info")
         assert m["unit"]
+    # The lost-saves check compares sets of (name, revision) both ways.
     lost = [m for m in measurements if m["what"].startswith("lost saves")]
-    assert len(lost) == 3
-    assert all(m["value"] == 0 for m in lost)
+    unacknowledged = [m for m in measurements if m["what"].startswith("unacknowledged writes")]
+    assert len(lost) == len(unacknowledged) == 3
+    assert all(m["value"] == 0 for m in lost + unacknowledged)
     assert "verdict" in done.stdout.splitlines()[0]
 
 
@@ -76,3 +85,48 @@ def test_a_miss_says_by_how_much_and_a_pass_says_nothing() -> None:
     assert misses([slow, fine]) == [
         "MISS save, p50 (sqlite, 1,000 records): 4.50 ms, target <= 3 ms: 1.50 x over the target"
     ]
+
+
+@pytest.mark.node
+def test_the_peers_run_drives_the_reference_server_through_the_same_workload(
+    tmp_path: Path,
+) -> None:
+    if shutil.which("npm") is None or shutil.which("node") is None:
+        missing(NODE, f"`python -m bench --peers` installs {REFERENCE_PACKAGE} with npm")
+    report = tmp_path / "peers.json"
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "bench",
+            "--peers",
+            "reference",
+            "--sizes",
+            "20",
+            "--requests",
+            "3",
+            "--no-gate",
+            "--json",
+            str(report),
+        ],
+        cwd=REPOSITORY,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stderr
+    measurements = json.loads(report.read_text(encoding="utf-8"))["measurements"]
+    reference = [m for m in measurements if m["backend"] == "reference"]
+    not_measured = [m["missing_reason"] for m in reference if m["verdict"] == "missing"]
+    if not_measured:
+        missing(NODE, f"the reference server would not install or run: {not_measured[0]}")
+    assert {m["what"].split(": ")[1].split(" ")[0] for m in reference} == {
+        "fill",
+        "create",
+        "search",
+        "read",
+    }
+    ratios = [m for m in measurements if "p50 / lazy mcp p50" in m["what"]]
+    assert len(ratios) == 3
+    assert all(m["value"] > 0 and m["unit"] == "x" for m in ratios)
+    assert {m["backend"] for m in measurements} == {"sqlite", "reference"}
