@@ -1,25 +1,28 @@
-"""Configuration: the project root, the data directory, lazy.toml, and LAZY_* overrides."""
+"""Configuration: the project root, the data directory, lazy.toml, and LAZY_* overrides.
+
+Each setting's default is written once, on its Settings field (most as a DEFAULT_* constant
+here, the [memory] ones in engine/limits.py); its lazy.toml key, LAZY_* variable and check
+once, in _FILE_SETTINGS. The module stays import-light: the launch hook reads it.
+"""
 
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, fields
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lazy_memory.engine.errors import InvalidConfig
+from lazy_memory.engine.limits import DEFAULT_WARN_BYTES as DEFAULT_WARN_BYTES
+from lazy_memory.engine.limits import MAX_BODY_BYTES as DEFAULT_MAX_BODY_BYTES
 
 if TYPE_CHECKING:
     from lazy_memory.adapters.project_key import ProjectKey
 
 CONFIG_FILE = "lazy.toml"
 DEFAULT_BACKEND = "sqlite"
-DEFAULT_WARN_BYTES = 4096
-DEFAULT_MAX_BODY_BYTES = 64 * 1024
-"""The largest body a save takes, in UTF-8 bytes (the engine's MAX_BODY_BYTES; a test holds
-them equal): spelled out so that reading the configuration imports none of the models."""
 DEFAULT_COMPACT_MODEL = "claude-haiku-4-5"
 DEFAULT_COMPACT_TIMEOUT_SECONDS = 120.0
 DEFAULT_POLL_SECONDS = 2.0
@@ -41,20 +44,6 @@ DEFAULT_TOOL_RESULT_LIMIT_CHARS = 500_000
 """The largest tool result a tool may declare (`anthropic/maxResultSizeChars`) and get whole."""
 DEFAULT_HOOK_TIMEOUT_SECONDS = 10.0
 """How long the SessionStart hook may take in all before it prints the unavailable marker."""
-
-_KNOWN_KEYS: dict[str, set[str]] = {
-    "storage": {"backend", "data_dir", "pg_dsn", "project", "connect_timeout_seconds"},
-    "memory": {"warn_bytes", "max_body_bytes"},
-    "remote": {"address", "ca_file", "request_timeout_seconds"},
-    "compact": {"model", "command", "timeout_seconds"},
-    "engine": {
-        "poll_seconds",
-        "handshake_timeout_seconds",
-        "idle_timeout_seconds",
-        "max_connections",
-    },
-    "claude_code": {"hook_limit_chars", "tool_result_limit_chars", "hook_timeout_seconds"},
-}
 
 
 @dataclass(frozen=True)
@@ -122,94 +111,24 @@ def load_settings(cwd: Path | None = None, environ: Mapping[str, str] | None = N
     environ = os.environ if environ is None else environ
     root = find_root(cwd)
     table, warnings = _read_config_file(root / CONFIG_FILE)
-    storage = _section(table, "storage")
-    memory = _section(table, "memory")
-    remote = _section(table, "remote")
-    compact = _section(table, "compact")
-    engine = _section(table, "engine")
-    claude_code = _section(table, "claude_code")
-
-    data_dir = root / ".lazy"
-    if "data_dir" in storage:
-        data_dir = root / _string(storage["data_dir"], "storage.data_dir")
-    if environ.get("LAZY_DATA"):
-        data_dir = cwd / environ["LAZY_DATA"]
-
-    backend = _string(storage.get("backend", DEFAULT_BACKEND), "storage.backend")
-    backend = environ.get("LAZY_STORAGE") or backend
-
-    warn_bytes = _positive_int(memory.get("warn_bytes", DEFAULT_WARN_BYTES), "memory.warn_bytes")
-    max_body_bytes = _positive_int(
-        memory.get("max_body_bytes", DEFAULT_MAX_BODY_BYTES), "memory.max_body_bytes"
-    )
-
-    remote_address = environ.get("LAZY_REMOTE") or remote.get("address")
-    pg_dsn = environ.get("LAZY_PG_DSN") or storage.get("pg_dsn")
-    project = environ.get("LAZY_PROJECT") or storage.get("project")
-    ca_file = environ.get("LAZY_TLS_CA") or remote.get("ca_file")
-
-    timeout = compact.get("timeout_seconds", DEFAULT_COMPACT_TIMEOUT_SECONDS)
-    if not isinstance(timeout, int | float) or isinstance(timeout, bool) or timeout <= 0:
-        raise InvalidConfig(f"{root / CONFIG_FILE}: compact.timeout_seconds must be positive")
-    poll_seconds = _positive_seconds(
-        environ.get("LAZY_POLL_SECONDS") or engine.get("poll_seconds", DEFAULT_POLL_SECONDS),
-        "engine.poll_seconds (LAZY_POLL_SECONDS)",
-    )
-    connect_timeout = _positive_seconds(
-        environ.get("LAZY_CONNECT_TIMEOUT")
-        or storage.get("connect_timeout_seconds", DEFAULT_CONNECT_TIMEOUT_SECONDS),
-        "storage.connect_timeout_seconds (LAZY_CONNECT_TIMEOUT)",
-    )
-
+    defaults = {each.name: each.default for each in fields(Settings)}
+    defaults["data_dir"] = None  # it has none: where it is depends on the root and cwd
+    values = {
+        name: _value(setting, table, environ, defaults[name])
+        for name, setting in _FILE_SETTINGS.items()
+    }
+    data_dir = _data_dir(cwd, root, environ, values.pop("data_dir"))
+    if values["tls_ca_file"] is not None:
+        values["tls_ca_file"] = root / values["tls_ca_file"]
     return Settings(
         root=root,
         data_dir=data_dir,
-        backend=backend,
-        warn_bytes=warn_bytes,
-        max_body_bytes=max_body_bytes,
         actor=environ.get("LAZY_ACTOR") or None,
         task_id=task_id_from(environ),
-        remote=None if remote_address is None else _string(remote_address, "remote.address"),
         token=environ.get("LAZY_TOKEN") or None,
-        tls_ca_file=None if ca_file is None else root / _string(ca_file, "remote.ca_file"),
-        pg_dsn=None if pg_dsn is None else _string(pg_dsn, "storage.pg_dsn"),
-        project=None if project is None else _string(project, "storage.project"),
-        compact_model=_string(compact.get("model", DEFAULT_COMPACT_MODEL), "compact.model"),
-        compact_command=(
-            None if "command" not in compact else _string(compact["command"], "compact.command")
-        ),
-        compact_timeout_seconds=float(timeout),
-        poll_seconds=poll_seconds,
-        handshake_timeout_seconds=_positive_seconds(
-            engine.get("handshake_timeout_seconds", DEFAULT_HANDSHAKE_TIMEOUT_SECONDS),
-            "engine.handshake_timeout_seconds",
-        ),
-        idle_timeout_seconds=_positive_seconds(
-            engine.get("idle_timeout_seconds", DEFAULT_IDLE_TIMEOUT_SECONDS),
-            "engine.idle_timeout_seconds",
-        ),
-        max_connections=_positive_int(
-            engine.get("max_connections", DEFAULT_MAX_CONNECTIONS), "engine.max_connections"
-        ),
-        connect_timeout_seconds=connect_timeout,
-        request_timeout_seconds=_positive_seconds(
-            remote.get("request_timeout_seconds", DEFAULT_REQUEST_TIMEOUT_SECONDS),
-            "remote.request_timeout_seconds",
-        ),
-        hook_limit_chars=_positive_int(
-            claude_code.get("hook_limit_chars", DEFAULT_HOOK_LIMIT_CHARS),
-            "claude_code.hook_limit_chars",
-        ),
-        tool_result_limit_chars=_positive_int(
-            claude_code.get("tool_result_limit_chars", DEFAULT_TOOL_RESULT_LIMIT_CHARS),
-            "claude_code.tool_result_limit_chars",
-        ),
-        hook_timeout_seconds=_positive_seconds(
-            claude_code.get("hook_timeout_seconds", DEFAULT_HOOK_TIMEOUT_SECONDS),
-            "claude_code.hook_timeout_seconds",
-        ),
         offline=environ.get("LAZY_OFFLINE", "") not in ("", "0"),
         warnings=tuple(warnings),
+        **values,
     )
 
 
@@ -227,14 +146,31 @@ def settings_or_defaults(
         cwd = (cwd or Path.cwd()).resolve()
         environ = os.environ if environ is None else environ
         root = find_root(cwd)
-        data_dir = cwd / environ["LAZY_DATA"] if environ.get("LAZY_DATA") else root / ".lazy"
         fallback = Settings(
             root=root,
-            data_dir=data_dir,
+            data_dir=_data_dir(cwd, root, environ, None),
             actor=environ.get("LAZY_ACTOR") or None,
             task_id=task_id_from(environ),
         )
         return fallback, error
+
+
+def _data_dir(cwd: Path, root: Path, environ: Mapping[str, str], configured: str | None) -> Path:
+    """LAZY_DATA (from cwd), else [storage] data_dir (from the root), else the root's .lazy."""
+    if environ.get("LAZY_DATA"):
+        return cwd / environ["LAZY_DATA"]
+    return root / (configured or ".lazy")
+
+
+def _value(
+    setting: _Setting, table: dict[str, Any], environ: Mapping[str, str], default: object
+) -> Any:
+    """A setting's checked value: its variable's if set, else lazy.toml's, else default."""
+    value: object = environ.get(setting.variable, "") if setting.variable else ""
+    if not value:
+        section, key = setting.key.split(".")
+        value = _section(table, section).get(key, default)
+    return None if value is None else setting.check(value, setting.label)
 
 
 def _read_config_file(path: Path) -> tuple[dict[str, Any], list[str]]:
@@ -249,16 +185,26 @@ def _read_config_file(path: Path) -> tuple[dict[str, Any], list[str]]:
     except tomllib.TOMLDecodeError as error:
         raise InvalidConfig(f"{path} is not valid TOML: {error}") from None
     warnings = []
+    known = _known_keys()
     for section, value in table.items():
-        if section not in _KNOWN_KEYS or not isinstance(value, dict):
+        if section not in known or not isinstance(value, dict):
             warnings.append(f"{path}: ignoring unknown section [{section}]")
             continue
         warnings.extend(
             f"{path}: ignoring unknown key {section}.{key}"
             for key in value
-            if key not in _KNOWN_KEYS[section]
+            if key not in known[section]
         )
     return table, warnings
+
+
+def _known_keys() -> dict[str, set[str]]:
+    """The keys lazy.toml may hold, by section."""
+    known: dict[str, set[str]] = {}
+    for setting in _FILE_SETTINGS.values():
+        section, key = setting.key.split(".")
+        known.setdefault(section, set()).add(key)
+    return known
 
 
 def _section(table: dict[str, Any], name: str) -> dict[str, Any]:
@@ -286,3 +232,51 @@ def _string(value: object, key: str) -> str:
     if not isinstance(value, str) or not value:
         raise InvalidConfig(f"{CONFIG_FILE}: {key} must be a non-empty string")
     return value
+
+
+@dataclass(frozen=True)
+class _Setting:
+    """Where one Settings field is read from, and the check its value must pass."""
+
+    key: str
+    """Its lazy.toml key, as section.name."""
+    check: Callable[[object, str], Any]
+    variable: str | None = None
+    """The LAZY_* variable that overrides lazy.toml, if any; set but empty counts as unset."""
+
+    @property
+    def label(self) -> str:
+        """The setting as an error names it."""
+        # A variable set is never empty, so it passes a string check: only a bad number can
+        # have come from the variable, and only then is the variable named.
+        if self.variable is None or self.check is _string:
+            return self.key
+        return f"{self.key} ({self.variable})"
+
+
+_FILE_SETTINGS: dict[str, _Setting] = {
+    "data_dir": _Setting("storage.data_dir", _string),
+    "backend": _Setting("storage.backend", _string, "LAZY_STORAGE"),
+    "pg_dsn": _Setting("storage.pg_dsn", _string, "LAZY_PG_DSN"),
+    "project": _Setting("storage.project", _string, "LAZY_PROJECT"),
+    "connect_timeout_seconds": _Setting(
+        "storage.connect_timeout_seconds", _positive_seconds, "LAZY_CONNECT_TIMEOUT"
+    ),
+    "warn_bytes": _Setting("memory.warn_bytes", _positive_int),
+    "max_body_bytes": _Setting("memory.max_body_bytes", _positive_int),
+    "remote": _Setting("remote.address", _string, "LAZY_REMOTE"),
+    "tls_ca_file": _Setting("remote.ca_file", _string, "LAZY_TLS_CA"),
+    "request_timeout_seconds": _Setting("remote.request_timeout_seconds", _positive_seconds),
+    "compact_model": _Setting("compact.model", _string),
+    "compact_command": _Setting("compact.command", _string),
+    "compact_timeout_seconds": _Setting("compact.timeout_seconds", _positive_seconds),
+    "poll_seconds": _Setting("engine.poll_seconds", _positive_seconds, "LAZY_POLL_SECONDS"),
+    "handshake_timeout_seconds": _Setting("engine.handshake_timeout_seconds", _positive_seconds),
+    "idle_timeout_seconds": _Setting("engine.idle_timeout_seconds", _positive_seconds),
+    "max_connections": _Setting("engine.max_connections", _positive_int),
+    "hook_limit_chars": _Setting("claude_code.hook_limit_chars", _positive_int),
+    "tool_result_limit_chars": _Setting("claude_code.tool_result_limit_chars", _positive_int),
+    "hook_timeout_seconds": _Setting("claude_code.hook_timeout_seconds", _positive_seconds),
+}
+"""Every setting lazy.toml holds, by its Settings field (whose default it takes): the one
+place a key, its variable and its check are written."""

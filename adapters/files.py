@@ -45,7 +45,8 @@ from lazy_memory.engine.records import (
     history_entry,
     record_after,
 )
-from lazy_memory.engine.search import SearchHit, SearchIndex, SearchQuery
+from lazy_memory.engine.search_model import SearchHit, SearchQuery
+from lazy_memory.engine.search_ranking import SearchIndex
 
 _COMPACT = "memory-compact.json"
 # put_compact takes no lock, so only a compact temp file this old is surely abandoned.

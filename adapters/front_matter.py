@@ -1,10 +1,10 @@
 """A harness memory file's text as a memory: its YAML front matter, its body, verbatim.
 
-Claude Code's memory files are markdown with YAML front matter (ARCHITECTURE.md §6):
-`name`, `description` and `type` at the top level, or `type` (and `originSessionId`,
-`modified`) under `metadata:`. A file without front matter is still a memory (its name is
-the file's name); front matter YAML cannot parse is retried with its values quoted, else the
-whole text is the body, and noted.
+Claude Code's memory files are markdown with YAML front matter (docs/architecture.md,
+Import): `name`, `description` and `type` at the top level, or `type` (and
+`originSessionId`, `modified`) under `metadata:`. A file without front matter is still a
+memory (its name is the file's name); front matter YAML cannot parse is retried with its
+values quoted, else the whole text is the body, and noted.
 """
 
 from __future__ import annotations

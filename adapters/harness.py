@@ -2,13 +2,13 @@
 
 Claude Code keeps a project's memory under `<config>/projects/<slug>/memory/`, and lazy's
 per-builder overlays keep the same layout under `<data>/builder-projects/<id>/`
-(ARCHITECTURE.md §6). The reader looks in every directory belonging to the project root, the
-repository's main checkout or any of its worktrees, and never reads a file outside the trees
-it scans. Inside a memory directory it reads regular files only, each opened relative to its
-folder's descriptor with O_NOFOLLOW (and O_NONBLOCK, so a FIFO swapped in never blocks) and
-checked with fstat to be the very file listed: a symbolic link, a hard link (a second name,
-maybe of a file outside), a FIFO, socket or device, and a file over MAX_FILE_BYTES are
-skipped and reported, never opened.
+(docs/architecture.md, Import). The reader looks in every directory belonging to the project
+root, the repository's main checkout or any of its worktrees, and never reads a file outside
+the trees it scans. Inside a memory directory it reads regular files only, each opened
+relative to its folder's descriptor with O_NOFOLLOW (and O_NONBLOCK, so a FIFO swapped in
+never blocks) and checked with fstat to be the very file listed: a symbolic link, a hard
+link (a second name, maybe of a file outside), a FIFO, socket or device, and a file over
+MAX_FILE_BYTES are skipped and reported, never opened.
 """
 
 from __future__ import annotations

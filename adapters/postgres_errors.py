@@ -19,7 +19,7 @@ untyped (JSON-RPC -32603, exit status 70):
   again.
 
 Another try is only made where it is safe (a read, or a write that failed before COMMIT, its
-transaction rolled back whole); that is the caller's part (adapters/postgres.py).
+transaction rolled back whole); that is the caller's part (adapters/postgres_connections.py).
 """
 
 from __future__ import annotations

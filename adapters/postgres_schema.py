@@ -9,9 +9,16 @@ transaction (see postgres_search.py).
 
 from __future__ import annotations
 
-from lazy_memory.adapters.migrations import Migration
+from typing import TYPE_CHECKING
+
+from lazy_memory.adapters.migrations import Migration, unapplied
+
+if TYPE_CHECKING:
+    from lazy_memory.adapters.postgres_connections import Connection
 
 MIGRATIONS_TABLE = "lazy_schema_migrations"
+MIGRATION_LOCK = 0x6C617A79_6D656D6F
+"""The advisory lock key ("lazymemo") that serializes schema migrations across processes."""
 
 MIGRATIONS: tuple[Migration, ...] = (
     (
@@ -63,3 +70,23 @@ MIGRATIONS: tuple[Migration, ...] = (
         ),
     ),
 )
+
+
+async def migrate(connection: Connection, store: str) -> None:
+    """Apply the migrations the database lacks, in connection's transaction.
+
+    The advisory lock makes concurrent first opens safe: one process applies the
+    migrations, the others wait for its commit and then find nothing left to do.
+    """
+    await connection.execute("SELECT pg_advisory_xact_lock($1)", MIGRATION_LOCK)
+    await connection.execute(
+        f"CREATE TABLE IF NOT EXISTS {MIGRATIONS_TABLE} "
+        "(name TEXT PRIMARY KEY, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())"
+    )
+    applied = {
+        row["name"] for row in await connection.fetch(f"SELECT name FROM {MIGRATIONS_TABLE}")
+    }
+    for name, statements in unapplied(MIGRATIONS, applied, store):
+        for statement in statements:
+            await connection.execute(statement)
+        await connection.execute(f"INSERT INTO {MIGRATIONS_TABLE} (name) VALUES ($1)", name)

@@ -1,30 +1,28 @@
-"""Search on PostgreSQL: a GIN-indexed tsvector finds the candidates, engine/search ranks them.
+"""Search on PostgreSQL: a GIN-indexed tsvector finds the candidates, the engine ranks them.
 
-Each record's tsvector holds its tokens exactly as search.tokenize makes them, built in
+Each record's tsvector holds its tokens exactly as search_model.tokenize makes them, built in
 Python and stored with array_to_tsvector, so neither PostgreSQL's parser nor the database's
 locale can split text differently from the other backends (the 'simple' configuration over
 the raw text would keep `x-ray` and `a.com/b` whole). The index narrows a query to the
-records holding every token of some term; matches(), BM25 and the snippet of engine/search
-then decide over the statistics of every live record, so the hits, their order and their
-snippets are those of every other backend. ts_rank and ts_headline rank and cut
-differently, so they are not used.
+records holding every token of some term; matches(), BM25 and the snippet of
+engine/search_ranking.py then decide over the statistics of every live record, so the hits,
+their order and their snippets are those of every other backend. ts_rank and ts_headline
+rank and cut differently, so they are not used.
+
+candidates() is the SELECT of a query's candidates, hits() ranks the rows it returns.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
+from lazy_memory.adapters.postgres_text import loaded, stored
+from lazy_memory.adapters.sql_rows import TYPES
 from lazy_memory.engine.records import RecordContent
-from lazy_memory.engine.search import (
-    Document,
-    Phrase,
-    SearchHit,
-    SearchQuery,
-    best_hits,
-    matches,
-    tokenize,
-)
+from lazy_memory.engine.search_model import Phrase, SearchHit, SearchQuery, tokenize
+from lazy_memory.engine.search_ranking import Document, best_hits, matches
 
 MAX_LEXEME_BYTES = 2000
 """Longer tokens are left out of the tsvector (PostgreSQL refuses over 2047 bytes)."""
@@ -69,6 +67,57 @@ def candidate_query(query: SearchQuery) -> str | None:
             return None
         clauses.append("(" + " & ".join(map(_quoted, lexemes)) + ")")
     return " | ".join(clauses) or None
+
+
+def candidates(query: SearchQuery) -> tuple[str, list[Any]]:
+    """The SELECT of query's candidates (after $1, the project) and its arguments.
+
+    With words or phrases, every live record holding a term is a candidate, whatever its
+    type or name, since the terms' idf counts them all; a query of filters only
+    selects by type and name. Each row also carries the project's count of live records
+    and of their tokens, read in the same statement, so from the same snapshot.
+    """
+    sql = (
+        "SELECT name, type, description, body, statistics.records, statistics.tokens "
+        "FROM lazy_records, (SELECT count(*) AS records, "
+        "coalesce(sum(search_length), 0) AS tokens FROM lazy_records "
+        "WHERE project = $1 AND NOT deleted) AS statistics "
+        "WHERE project = $1 AND NOT deleted"
+    )
+    arguments: list[Any] = []
+    if query.terms:
+        tsquery = candidate_query(query)
+        if tsquery is not None:
+            arguments.append(tsquery)
+            sql += " AND (search IS NULL OR search @@ $2::tsquery)"
+        return sql, arguments
+    if query.types:
+        arguments.append([kind.value for kind in query.types])
+        sql += f" AND type = ANY(${len(arguments) + 1}::text[])"
+    if query.names or query.name_prefixes:
+        arguments.append([stored(name) for name in query.names])
+        alternatives = [f"name = ANY(${len(arguments) + 1}::text[])"]
+        for prefix in query.name_prefixes:
+            arguments.append(stored(prefix))
+            alternatives.append(f"starts_with(name, ${len(arguments) + 1})")
+        sql += f" AND ({' OR '.join(alternatives)})"
+    return sql, arguments
+
+
+def hits(query: SearchQuery, limit: int, rows: Sequence[Any]) -> list[SearchHit]:
+    """The best limit of the rows candidates() selected, ranked as ranked() ranks them."""
+    if not rows:
+        return []
+    contents = [
+        RecordContent(
+            name=loaded(name),
+            type=TYPES[type_],
+            description=loaded(description),
+            body=loaded(body),
+        )
+        for name, type_, description, body, _records, _tokens in rows
+    ]
+    return ranked(query, limit, contents, rows[0]["records"], rows[0]["tokens"])
 
 
 def ranked(

@@ -3,12 +3,12 @@
 SQLite and PostgreSQL keep the same columns (sqlite_schema.py, postgres_schema.py) and select
 them in the same order (RECORD_COLUMNS, HISTORY_COLUMNS). They differ only in how a time comes
 back (SQLite: ISO text; PostgreSQL: a datetime) and in how text is kept (PostgreSQL's text
-cannot hold NUL, so postgres.py escapes it): a Dialect says which.
+cannot hold NUL, so postgres_text.py escapes it): a Dialect says which.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -43,7 +43,7 @@ class Dialect:
     """A stored time as a datetime; None when the driver gives datetimes already."""
 
 
-def record_from_row(row: Sequence[Any], dialect: Dialect) -> Record:
+def record_from_row(row: Iterable[Any], dialect: Dialect) -> Record:
     """The record a row of RECORD_COLUMNS holds."""
     name, type_, description, body, revision, updated_at, kind, detail, origin = row
     text, time = dialect.text, dialect.time
@@ -61,7 +61,7 @@ def record_from_row(row: Sequence[Any], dialect: Dialect) -> Record:
     )
 
 
-def history_from_row(row: Sequence[Any], dialect: Dialect) -> HistoryEntry:
+def history_from_row(row: Iterable[Any], dialect: Dialect) -> HistoryEntry:
     """The history entry a row of HISTORY_COLUMNS holds."""
     name, type_, description, body, revision, operation, at, kind, detail, origin = row
     text, time = dialect.text, dialect.time

@@ -33,7 +33,7 @@ import os
 import random
 import sqlite3
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
 from pathlib import Path
@@ -47,6 +47,7 @@ from lazy_memory.adapters.sql_rows import (
 )
 from lazy_memory.adapters.sqlite_checkpoint import Checkpointer
 from lazy_memory.adapters.sqlite_connections import close
+from lazy_memory.adapters.sqlite_failures import busy, parsing, unreadable, why_unwritable
 from lazy_memory.adapters.sqlite_reader import Reader, SchemaTooOld
 from lazy_memory.adapters.sqlite_search import search_hit, search_statement
 from lazy_memory.adapters.sqlite_space import (
@@ -75,7 +76,7 @@ from lazy_memory.engine.records import (
     RecordContent,
     saved_record,
 )
-from lazy_memory.engine.search import SearchHit, SearchQuery
+from lazy_memory.engine.search_model import SearchHit, SearchQuery
 
 BUSY_TIMEOUT_SECONDS = 30.0
 """How long an operation waits for another process's write lock before it fails."""
@@ -130,7 +131,7 @@ class SqliteStorage:
         rows = await self._fetch(
             f"SELECT {RECORD_COLUMNS} FROM records WHERE deleted = 0 ORDER BY name"
         )
-        with _parsing(self._path):
+        with parsing(self._path):
             return [record_from_row(row, DIALECT) for row in rows]
 
     async def list_index(self) -> list[IndexEntry]:
@@ -155,7 +156,7 @@ class SqliteStorage:
         )
         if not rows:
             raise NotFound(f"no record named {name!r}")
-        with _parsing(self._path):
+        with parsing(self._path):
             return record_from_row(rows[0], DIALECT)
 
     async def save_record(
@@ -225,7 +226,7 @@ class SqliteStorage:
             rows = await self._fetch(
                 f"SELECT {HISTORY_COLUMNS} FROM history WHERE name = ? ORDER BY seq", (name,)
             )
-        with _parsing(self._path):
+        with parsing(self._path):
             return [history_from_row(row, DIALECT) for row in rows]
 
     async def live_revisions(self) -> dict[str, int]:
@@ -242,7 +243,7 @@ class SqliteStorage:
         """The best limit live records for query, ranked by FTS5's bm25, then by name."""
         sql, parameters = search_statement(query, limit)
         rows = await self._fetch(sql, parameters)
-        with _parsing(self._path):
+        with parsing(self._path):
             return [search_hit(row, query) for row in rows]
 
     async def get_compact(self) -> Compact | None:
@@ -322,7 +323,7 @@ class SqliteStorage:
                     try:
                         return self._once(work, write)
                     except sqlite3.OperationalError as error:
-                        if not _busy(error):
+                        if not busy(error):
                             raise
                 loop = asyncio.get_running_loop()
                 return await loop.run_in_executor(self._thread, self._attempt, work, write)
@@ -330,13 +331,13 @@ class SqliteStorage:
                 why = (
                     f" ({full_disk_reason(self._path, needs() if needs else 0)})"
                     if disk_full(error)
-                    else _why_unwritable(self._path)
+                    else why_unwritable(self._path)
                 )
                 raise StorageUnavailable(
                     f"cannot use the SQLite store at {self._path}: {error}{why}"
                 ) from None
             except (ValueError, KeyError) as error:
-                raise _unreadable(self._path, error) from None
+                raise unreadable(self._path, error) from None
             finally:
                 if write and self._connection is not None:
                     self._checkpointer.wrote()
@@ -373,11 +374,11 @@ class SqliteStorage:
         try:
             self._open_writer()
         except (sqlite3.Error, OSError) as error:
-            if isinstance(error, sqlite3.OperationalError) and _busy(error):
+            if isinstance(error, sqlite3.OperationalError) and busy(error):
                 raise
             raise StorageUnavailable(
                 f"the SQLite store at {self._path} must be migrated ({old}) before it can be "
-                f"read, and cannot be written: {error}{_why_unwritable(self._path)}"
+                f"read, and cannot be written: {error}{why_unwritable(self._path)}"
             ) from None
 
     def _attempt(self, work: Work[_T], write: bool) -> _T:
@@ -388,47 +389,11 @@ class SqliteStorage:
             try:
                 return self._once(work, write)
             except sqlite3.OperationalError as error:
-                if not _busy(error) or time.monotonic() >= deadline:
+                if not busy(error) or time.monotonic() >= deadline:
                     raise
             time.sleep(pause * random.uniform(0.5, 1.5))
             pause = min(pause * 2, _MAX_PAUSE_SECONDS)
 
 
-@contextlib.contextmanager
-def _parsing(path: Path) -> Iterator[None]:
-    """Turn a row that does not parse into StorageUnavailable, as _run does its errors."""
-    try:
-        yield
-    except (ValueError, KeyError) as error:
-        raise _unreadable(path, error) from None
-
-
-def _unreadable(path: Path, error: ValueError | KeyError) -> StorageUnavailable:
-    # A time, a type or a provenance that does not parse: the database was changed behind
-    # the store's back. Pydantic's messages take several lines; the first says enough.
-    reason = str(error).splitlines()[0] if str(error) else type(error).__name__
-    return StorageUnavailable(f"the SQLite store at {path} holds a row it cannot read: {reason}")
-
-
 def _opened(_: sqlite3.Connection) -> None:
     """A read of nothing: opening the connection it runs on is the point."""
-
-
-def _busy(error: sqlite3.OperationalError) -> bool:
-    """True if the database was locked by another connection: worth another try."""
-    code = getattr(error, "sqlite_errorcode", None)
-    if code is None:
-        return "database is locked" in str(error)
-    return bool(code & 0xFF == sqlite3.SQLITE_BUSY)
-
-
-def _why_unwritable(path: Path) -> str:
-    """A hint for SQLite's vague "unable to open database file" when the folder is the cause."""
-    try:
-        if os.statvfs(path.parent).f_flag & os.ST_RDONLY:
-            return " (its file system is mounted read-only)"
-    except OSError:
-        return ""
-    if not os.access(path.parent, os.W_OK):
-        return " (its folder is not writable, and SQLite needs to create files beside it)"
-    return ""

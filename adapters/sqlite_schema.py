@@ -93,7 +93,7 @@ MIGRATIONS: tuple[Migration, ...] = (
             # FTS5's own 'rebuild' and 'integrity-check' commands right.
             "CREATE VIEW live_records AS "
             "SELECT id, name, description, body FROM records WHERE deleted = 0",
-            # Tokens as engine/search.py makes them: letters and digits, case folded, accents
+            # Tokens as engine/search_model.py makes them: letters and digits, case folded, accents
             # kept (remove_diacritics 0), no stemming.
             "CREATE VIRTUAL TABLE records_fts USING fts5(name, description, body, "
             "content='live_records', content_rowid='id', "

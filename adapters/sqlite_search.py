@@ -13,15 +13,13 @@ from typing import Any
 
 from lazy_memory.engine.index import collapse_whitespace
 from lazy_memory.engine.records import RecordType
-from lazy_memory.engine.search import (
+from lazy_memory.engine.search_model import Phrase, SearchHit, SearchQuery
+from lazy_memory.engine.search_ranking import FIELD_WEIGHTS
+from lazy_memory.engine.search_snippets import (
     ELLIPSIS,
-    FIELD_WEIGHTS,
     MARK_END,
     MARK_START,
     SNIPPET_TOKENS,
-    Phrase,
-    SearchHit,
-    SearchQuery,
     snippet,
 )
 

@@ -1,4 +1,4 @@
-"""Compaction (ARCHITECTURE.md §5): generating a compact and the never-grow rule.
+"""Compaction (docs/architecture.md, Compaction): generating a compact and the never-grow rule.
 
 A compact is derived from the records and from nothing else: every generation reads the
 records, never the previous compact. Its generators are the mechanical one (grouped by

@@ -1,4 +1,6 @@
-"""The memory section injected into every builder and agent launch (ARCHITECTURE.md §4).
+"""The memory section injected into every builder and agent launch.
+
+The rules it follows: docs/architecture.md, Injection.
 
 One renderer for both roles: the plain index, or the compact plus everything written since
 its watermark plus what was removed since; a marker when the store cannot be read; and, over

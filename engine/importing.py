@@ -1,4 +1,4 @@
-"""The import planner: which harness memory files become records (ARCHITECTURE.md §6).
+"""The import planner: which harness memory files become records (docs/architecture.md, Import).
 
 The reader (an adapter) finds and parses the files; this module decides: one record per
 name (the newest file wins), names the store already has are left alone (so a re-run is a
@@ -6,24 +6,38 @@ no-op and never clobbers a later human edit), content is kept verbatim, and a ty
 the four becomes `project` with the original kept in the record's provenance. A name that
 breaks the name rule (engine/names.py) gets its derived name, reported, with the original
 kept in the provenance too: no file is dropped for its name.
+
+import_memory previews that plan, or applies it by writing system records.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import Protocol
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Protocol
 
 from pydantic import BaseModel, ConfigDict
 
-from lazy_memory.engine.errors import InvalidRecord
+from lazy_memory.engine.errors import Conflict, InvalidRecord
 from lazy_memory.engine.names import derived_name, name_problem
 from lazy_memory.engine.records import (
     DESCRIPTION_MAX_LENGTH,
+    MAX_BODY_BYTES,
+    Actor,
+    ActorKind,
+    Operation,
     Provenance,
     RecordContent,
     RecordType,
     imported_content,
 )
+
+if TYPE_CHECKING:
+    from lazy_memory.engine.ports import Clock, Storage
+
+ProgressCallback = Callable[[int, int], None]
+"""Told (done, total) as a long operation advances."""
+
+IMPORT_ACTOR = Actor(kind=ActorKind.SYSTEM, detail="harness-import")
 
 
 class HarnessMemory(BaseModel):
@@ -97,6 +111,68 @@ class ImportPlan(BaseModel):
     renamed: list[RenamedFile] = []
     long_descriptions: list[str] = []
     directories: list[str] = []
+
+
+class ImportResult(BaseModel):
+    """An import's plan, and the names it wrote (none for a preview)."""
+
+    plan: ImportPlan
+    applied: bool
+    imported: list[str] = []
+    max_body_bytes: int = MAX_BODY_BYTES
+    large_bodies: list[str] = []
+    """Records whose body is over max_body_bytes: imported verbatim all the same."""
+
+
+async def import_plan(harness: HarnessReader | None, storage: Storage) -> ImportPlan:
+    """What importing the harness's memory files into storage would do; none without a reader."""
+    if harness is None:
+        return ImportPlan()
+    scan = await harness.scan()
+    ever_written = {entry.name for entry in await storage.history()}
+    return plan_import(scan, ever_written)
+
+
+async def import_memory(
+    harness: HarnessReader | None,
+    storage: Storage,
+    clock: Clock,
+    *,
+    max_body_bytes: int,
+    apply: bool,
+    progress: ProgressCallback | None = None,
+) -> ImportResult:
+    """Preview, or apply, the import of the harness's memory files as system records.
+
+    A name the store has ever held (a removed one included) is left alone, and each write is
+    a create-only compare-and-swap, so a re-run or a concurrent save never clobbers what a
+    person wrote.
+    """
+    plan = await import_plan(harness, storage)
+    limit = max_body_bytes
+    # Imports keep bodies verbatim whatever their size. Those over the authoring limit are
+    # reported: a later save that rewrites such a body must bring it under the limit.
+    large = [p.content.name for p in plan.records if len(p.content.body.encode()) > limit]
+    result = ImportResult(plan=plan, applied=False, max_body_bytes=limit, large_bodies=large)
+    if not apply:
+        return result
+    imported = []
+    for done, planned in enumerate(plan.records, start=1):
+        try:
+            await storage.save_record(
+                planned.content,
+                actor=IMPORT_ACTOR,
+                at=clock.now(),
+                operation=Operation.IMPORT,
+                if_revision=0,
+            )
+        except Conflict:
+            plan.already_present.append(planned.content.name)
+        else:
+            imported.append(planned.content.name)
+        if progress is not None:
+            progress(done, len(plan.records))
+    return result.model_copy(update={"applied": True, "imported": imported})
 
 
 def plan_import(scan: HarnessScan, existing: Iterable[str]) -> ImportPlan:

@@ -1,7 +1,7 @@
 """The name rule: what a record's name may be, on every path a name enters a store (#17).
 
 A name is typed by people, read back by people and models, and listed one per line in the
-launch context (`- name (type): description`). So the rule (ARCHITECTURE.md §2) is:
+launch context (`- name (type): description`). So the rule (docs/architecture.md, Records) is:
 
 - 1 to NAME_MAX_LENGTH (200) characters, counted as code points;
 - printable, as `str.isprintable()` has it: no control, format, surrogate, private-use or
@@ -32,7 +32,7 @@ import re
 import unicodedata
 from typing import TYPE_CHECKING
 
-from lazy_memory.engine.errors import InvalidRecord
+from lazy_memory.engine.errors import InvalidRecord, NotFound
 
 if TYPE_CHECKING:
     from lazy_memory.engine.ports import Storage
@@ -165,6 +165,13 @@ def is_text(name: str) -> bool:
     except UnicodeEncodeError:
         return False
     return True
+
+
+def storable(name: str) -> str:
+    """A name to look up; one no store could hold (not Unicode text) names no record."""
+    if not is_text(name):
+        raise NotFound(f"no record named {name!r}: the name is not Unicode text")
+    return name
 
 
 def shown_name(name: str) -> str:

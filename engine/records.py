@@ -10,14 +10,15 @@ from pydantic import BaseModel, ConfigDict
 
 from lazy_memory.engine.errors import InvalidRecord
 
+# The body limit lives in limits.py, which configuration reads without the models.
+from lazy_memory.engine.limits import MAX_BODY_BYTES as MAX_BODY_BYTES
+
 # The name rule lives in names.py; these two stay importable from here, where they were.
 from lazy_memory.engine.names import NAME_MAX_LENGTH as NAME_MAX_LENGTH
 from lazy_memory.engine.names import check_name as check_name
 from lazy_memory.engine.names import framing_problem, shown_name
 
 DESCRIPTION_MAX_LENGTH = 200
-MAX_BODY_BYTES = 64 * 1024
-"""The default limit on an authored body's UTF-8 size (`[memory] max_body_bytes`)."""
 _LINE_BREAKS = re.compile(r"[\r\n\v\f\x1c-\x1e\x85\u2028\u2029]")
 
 

@@ -1,7 +1,7 @@
 """What a save decides before it writes: whether it changes anything, and what a revival keeps.
 
-These rules sit above every backend (MemoryService.save applies them), so SQLite, files,
-PostgreSQL and remote stores all answer alike:
+These rules sit above every backend (save() applies them, behind MemoryService's write
+gate), so SQLite, files, PostgreSQL and remote stores all answer alike:
 
 - a save whose type, description and body equal the live revision writes nothing (no history
   entry, no new revision for the next compare-and-swap writer to trip over) and says so;
@@ -14,12 +14,25 @@ PostgreSQL and remote stores all answer alike:
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import SerializerFunctionWrapHandler, model_serializer
 
-from lazy_memory.engine.errors import Conflict
-from lazy_memory.engine.records import HistoryEntry, Operation, Record, RecordContent
+from lazy_memory.engine.errors import Conflict, InvalidRecord, NotFound
+from lazy_memory.engine.names import check_writable_name, storable
+from lazy_memory.engine.records import (
+    Actor,
+    HistoryEntry,
+    Operation,
+    Record,
+    RecordContent,
+    authored_content,
+)
+
+if TYPE_CHECKING:
+    from lazy_memory.engine.ports import Clock, Storage
+
+_MERGE_ATTEMPTS = 5
 
 
 class SavedRecord(Record):
@@ -71,3 +84,124 @@ def removed_conflict(removal: HistoryEntry, if_revision: int) -> Conflict:
         f"{if_revision} cannot match: to revive it, save with if_revision {revision} "
         f"(--if-revision {revision}) or without one"
     )
+
+
+async def save(
+    storage: Storage,
+    author: Actor,
+    clock: Clock,
+    name: str,
+    *,
+    type: str | None,
+    description: str | None,
+    body: str | None,
+    if_revision: int | None,
+    max_body_bytes: int,
+) -> SavedRecord:
+    """Create, update or revive a record as author, every authoring rule applied.
+
+    On an update, a field left as None keeps its current value, and on a revival its
+    value in the last live revision; the merge is itself a compare-and-swap on the
+    revision it read, retried if another writer got in between, so a concurrent write is
+    never silently overwritten with stale fields. A save that changes nothing writes
+    nothing. A name the store held before the name rule stays writable by its exact name
+    (engine/names.py), and an imported record keeps its provenance through later edits.
+    """
+    held = await check_writable_name(name, storage)
+    if type is not None and description is not None and body is not None:
+        content = authored_content(
+            name, type, description, body, held_name=held, max_body_bytes=max_body_bytes
+        )
+        current = await live_record(storage, name)
+        base = current or await _removal(storage, name)
+        return await _save_content(
+            storage,
+            author,
+            clock,
+            _with_provenance(content, base),
+            current,
+            if_revision,
+            if_revision,
+        )
+    for _ in range(_MERGE_ATTEMPTS):
+        current = await live_record(storage, name)
+        base = current or await _removal(storage, name)
+        if base is None:
+            if type is None or description is None:
+                raise InvalidRecord(f"{name!r} is a new record: give it a type and a description")
+            content = authored_content(
+                name,
+                type,
+                description,
+                body or "",
+                held_name=held,
+                max_body_bytes=max_body_bytes,
+            )
+            expected = if_revision
+        else:
+            content = authored_content(
+                name,
+                type if type is not None else base.type,
+                description if description is not None else base.description,
+                body if body is not None else base.body,
+                held_name=held,
+                # A body kept as it is was not written now: an import may have set it.
+                max_body_bytes=None if body is None else max_body_bytes,
+            )
+            content = _with_provenance(content, base)
+            expected = if_revision if if_revision is not None else base.revision
+        try:
+            return await _save_content(
+                storage, author, clock, content, current, expected, if_revision
+            )
+        except Conflict:
+            if if_revision is not None:
+                raise
+    raise Conflict(f"{name!r} kept changing while it was being updated; try again")
+
+
+async def live_record(storage: Storage, name: str) -> Record | None:
+    """One live record in full, or None when there is none by that name."""
+    try:
+        return await storage.get_record(storable(name))
+    except NotFound:
+        return None
+
+
+async def _removal(storage: Storage, name: str) -> HistoryEntry | None:
+    """The tombstone of a removed name, holding its last live revision; else None."""
+    return tombstone(await storage.history(name))
+
+
+async def _save_content(
+    storage: Storage,
+    author: Actor,
+    clock: Clock,
+    content: RecordContent,
+    current: Record | None,
+    expected: int | None,
+    if_revision: int | None,
+) -> SavedRecord:
+    """Write content unless the live record already holds it; if_revision is the caller's
+    own, to say why it cannot match a removed record."""
+    matches = current is not None and expected in (None, current.revision)
+    if current is not None and matches and same_content(content, current):
+        return saved(current, unchanged=True)
+    try:
+        written = await storage.save_record(
+            content, actor=author, at=clock.now(), if_revision=expected
+        )
+        return saved(written)
+    except Conflict:
+        removal = None if if_revision is None else await _removal(storage, content.name)
+        if removal is not None and if_revision is not None:
+            raise removed_conflict(removal, if_revision) from None
+        raise
+
+
+def _with_provenance(content: RecordContent, current: RecordContent | None) -> RecordContent:
+    """content carrying the provenance of the record it follows (live, or removed): where an
+    imported record came from."""
+    if current is None or current.provenance is None:
+        return content
+    return content.model_copy(update={"provenance": current.provenance})

@@ -1,12 +1,12 @@
 r"""Stored text made safe to show: controls, DEL, C1 and format characters escaped visibly.
 
-Stored text is hostile (ARCHITECTURE.md §4): a name, description or body may hold a terminal
-control sequence (`\x1b[2J`, an OSC window title `\x1b]0;title\x07`), a backspace or carriage
-return that overwrites what a line showed, NUL, a C1 control (`\x9b` is a one-byte CSI), a
-right-to-left override, or zero-width and other format characters that make text read as
-something it is not, to a person or a model. Every human and prompt output passes stored text
-through one of the two functions here; the stored text never changes (`--json` and
-`lazy memory show --raw` give it verbatim).
+Stored text is hostile (docs/architecture.md, Injection): a name, description or body may
+hold a terminal control sequence (`\x1b[2J`, an OSC window title `\x1b]0;title\x07`), a
+backspace or carriage return that overwrites what a line showed, NUL, a C1 control (`\x9b`
+is a one-byte CSI), a right-to-left override, or zero-width and other format characters that
+make text read as something it is not, to a person or a model. Every human and prompt output
+passes stored text through one of the two functions here; the stored text never changes
+(`--json` and `lazy memory show --raw` give it verbatim).
 
 An escaped character is spelled as Python's repr spells it: `\t`, `\n`, `\r`, `\xNN` below
 U+0100 (`\x1b`, `\x7f`, `\x85`), `\uNNNN` (`\u202e`, `\u200b`), `\UNNNNNNNN` above (`\U000e0041`,

@@ -1,12 +1,29 @@
-"""`lazy mcp`'s standard input and output, handed to the MCP SDK's stdio transport.
+"""The seam between `lazy mcp` and the MCP SDK: the process's stdio, and the server run on it.
+
+Written against the MCP Python SDK (`mcp`) 2.3.0, through its public API only: the
+low-level `mcp.server.Server`, run as `mcp.server.stdio`'s docstring shows on the streams
+`stdio_server(stdin, stdout)` is given, answers `tools/list` and `tools/call` with the
+public `list_tools()` and `call_tool()` of the `MCPServer` that holds the tools
+(rpc/mcp_tools.py). Nothing here reaches into an SDK object's private attributes or
+modules; a new SDK version is reviewed here first.
+
+stdout is the protocol's alone from the first line of the command: `lazy mcp` keeps the real
+stdout descriptor for the protocol and points fd 1 and `sys.stdout` at stderr before it
+imports anything (rpc/cli/mcp.py), so a stray print, a library writing to stdout or a child
+process lands in the client's log instead of corrupting the framing; `Stdio` writes the
+protocol to the descriptor it is given.
 
 The SDK's own streams read stdin in a worker thread that no cancellation stops, and at end of
 input it cancels the requests still running: a SIGTERM could end neither quickly nor
 cleanly. These streams stop on request instead: no line is passed on after `stop()`, the
 requests already passed on get up to DRAIN_SECONDS to be answered, and then the input ends,
-so the SDK closes with nothing left to cancel. They claim the descriptors as the SDK would:
-fd 0 reads /dev/null and fd 1 writes to stderr, so nothing else reads the client's bytes or
-writes into the protocol.
+so the SDK closes with nothing left to cancel. fd 0 reads /dev/null once claimed, so nothing
+else reads the client's bytes.
+
+A line the SDK could not read (garbage, or text with a lone surrogate escape, which a
+client's JavaScript emits for an emoji cut in half) would reach its server as an exception
+that it only logs: the client's request would wait forever. Such a line is answered here
+with a JSON-RPC error, with its id when the line has one, and never passed on.
 """
 
 from __future__ import annotations
@@ -18,14 +35,67 @@ import logging
 import os
 from typing import TYPE_CHECKING, Any, Self, cast
 
+from mcp import MCPError
+from mcp.server import Server, ServerRequestContext
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.stdio import stdio_server
+from mcp.types import (
+    INVALID_REQUEST,
+    PARSE_ERROR,
+    CallToolRequestParams,
+    CallToolResult,
+    ErrorData,
+    InputRequiredResult,
+    JSONRPCError,
+    ListToolsResult,
+    PaginatedRequestParams,
+    TextContent,
+    jsonrpc_message_adapter,
+)
+from pydantic import ValidationError
+
 from lazy_memory.rpc.server import DRAIN_SECONDS
-from lazy_memory.rpc.stdio import stdin_reader, take_stdout
+from lazy_memory.rpc.stdio import stdin_reader
 
 if TYPE_CHECKING:
     import anyio
 
 logger = logging.getLogger(__name__)
 _CHUNK = 64 * 1024
+
+
+async def serve_stdio(tools: MCPServer, stdio: Stdio) -> None:
+    """Serve the tools tools holds on stdio until its input ends."""
+
+    async def list_tools(
+        context: ServerRequestContext[Any], params: PaginatedRequestParams | None
+    ) -> ListToolsResult:
+        return ListToolsResult(tools=await tools.list_tools())
+
+    async def call_tool(
+        context: ServerRequestContext[Any], params: CallToolRequestParams
+    ) -> CallToolResult | InputRequiredResult:
+        try:
+            return await tools.call_tool(params.name, params.arguments or {})
+        except MCPError:
+            raise
+        except Exception as error:  # a ToolError: an unknown tool, or wrong arguments
+            if not isinstance(error, ToolError):
+                logger.exception("tool %r failed", params.name)
+            return CallToolResult(
+                content=[TextContent(type="text", text=str(error))], is_error=True
+            )
+
+    server: Server[Any] = Server(
+        tools.name,
+        version=tools.version,
+        instructions=tools.instructions,
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+    )
+    async with stdio_server(*stdio.streams()) as (read_stream, write_stream):
+        await server.run(read_stream, write_stream, server.create_initialization_options())
 
 
 class Unanswered:
@@ -60,10 +130,16 @@ class Unanswered:
 
 
 class Input:
-    """stdin as the lines the SDK's transport iterates over, until the end or a stop."""
+    """stdin as the lines the SDK's transport iterates over, until the end or a stop.
 
-    def __init__(self, reader: asyncio.StreamReader, unanswered: Unanswered) -> None:
+    A line the SDK could not read is answered on output and not passed on.
+    """
+
+    def __init__(
+        self, reader: asyncio.StreamReader, output: Output, unanswered: Unanswered
+    ) -> None:
         self._reader = reader
+        self._output = output
         self._unanswered = unanswered
         self._buffer = bytearray()
         self._scanned = 0
@@ -77,14 +153,24 @@ class Input:
         return self
 
     async def __anext__(self) -> str:
+        while True:
+            line = await self._next_line()
+            self._unanswered.read(line)
+            text = line.decode("utf-8", errors="replace")
+            answer = _answer_to_unreadable(text)
+            if answer is None:
+                return text
+            await self._output.write(answer)
+
+    async def _next_line(self) -> bytes:
+        """The next line of stdin, with its newline; ends at its end, or drained after a stop."""
         while not self._stopping.is_set():
             newline = self._buffer.find(b"\n", self._scanned)
             if newline >= 0:
                 line = bytes(self._buffer[: newline + 1])
                 del self._buffer[: newline + 1]
                 self._scanned = 0
-                self._unanswered.read(line)
-                return line.decode("utf-8", errors="replace")
+                return line
             self._scanned = len(self._buffer)
             chunk = await self._next_chunk()
             if chunk is None:
@@ -94,8 +180,7 @@ class Input:
                     raise StopAsyncIteration
                 line = bytes(self._buffer)
                 self._buffer.clear()
-                self._unanswered.read(line)
-                return line.decode("utf-8", errors="replace")
+                return line
             self._buffer += chunk
         try:
             await asyncio.wait_for(self._unanswered.none.wait(), DRAIN_SECONDS)
@@ -140,16 +225,21 @@ class Output:
 
 
 class Stdio:
-    """The claimed stdin and stdout, as the SDK transport's streams."""
+    """The claimed stdin and stdout, as the SDK transport's streams.
 
-    def __init__(self) -> None:
+    protocol is the real stdout's descriptor, which `lazy mcp` kept for the protocol at its
+    first line (rpc/cli/mcp.py claim_stdout); stdin is claimed here: fd 0 reads /dev/null
+    from now on, and only the protocol reads the client's bytes.
+    """
+
+    def __init__(self, protocol: int) -> None:
         unanswered = Unanswered()
+        self.output = Output(protocol, unanswered)
         stdin_fd = os.dup(0)
         devnull = os.open(os.devnull, os.O_RDONLY)
         os.dup2(devnull, 0)
         os.close(devnull)
-        self.input = Input(stdin_reader(stdin_fd), unanswered)
-        self.output = Output(take_stdout(), unanswered)
+        self.input = Input(stdin_reader(stdin_fd), self.output, unanswered)
 
     def stop(self) -> None:
         """Stop cleanly: see Input.stop."""
@@ -161,6 +251,47 @@ class Stdio:
         The transport only iterates over its input and writes and flushes its output.
         """
         return cast("anyio.AsyncFile[str]", self.input), cast("anyio.AsyncFile[str]", self.output)
+
+
+def _answer_to_unreadable(line: str) -> str | None:
+    """The JSON-RPC error line that answers line if the SDK cannot read it, else None.
+
+    The SDK's transport reads a line with this same adapter.
+    """
+    try:
+        jsonrpc_message_adapter.validate_json(line, by_name=False)
+    except Exception as error:
+        message_id, code, text = _unreadable(error)
+        logger.warning("answered an unreadable message with error %d: %s", code, text)
+        answer = JSONRPCError(
+            jsonrpc="2.0", id=message_id, error=ErrorData(code=code, message=text)
+        )
+        return answer.model_dump_json(by_alias=True, exclude_unset=True) + "\n"
+    return None
+
+
+def _unreadable(error: Exception) -> tuple[int | str | None, int, str]:
+    """The id (when the line has one), code and message to answer an unreadable line with."""
+    problems = error.errors() if isinstance(error, ValidationError) else []
+    if not problems or any(problem["type"] == "json_invalid" for problem in problems):
+        code, what = PARSE_ERROR, "the message is not valid JSON"
+    else:
+        code, what = INVALID_REQUEST, "the message is not a JSON-RPC request MCP knows"
+    text = f"{what}: {problems[0]['msg'] if problems else error}"
+    inputs = [problem.get("input") for problem in problems]
+    # A message pydantic parsed comes with it; a line it could not parse comes as text,
+    # which Python's own reader may still read (a lone surrogate escape), enough for the id.
+    message = next((value for value in inputs if isinstance(value, dict)), None)
+    line = next((value for value in inputs if isinstance(value, str)), None)
+    if message is None and line is not None:
+        try:
+            message = json.loads(line)
+        except (ValueError, RecursionError):  # not JSON, or nested past the interpreter's limit
+            message = None
+    message_id = message.get("id") if isinstance(message, dict) else None
+    if isinstance(message_id, bool) or not isinstance(message_id, int | str):
+        message_id = None
+    return message_id, code, text
 
 
 def _messages(line: bytes) -> list[dict[str, Any]]:

@@ -7,34 +7,21 @@ crash of the server; engine errors keep their own message, which is written for 
 Every result is a prompt output: stored text in its text and in its structured content (which
 Claude Code hands the model instead of the text) is made visible (engine/visible.py). The
 verbatim record is the engine's (`lazy/memory/recall`) and the CLI's (`--json`, `--raw`).
+The server is served on stdio by rpc/mcp_stdio.py, the one seam onto the SDK's transport.
 """
 
 from __future__ import annotations
 
 import functools
 import inspect
-import json
 import logging
 from collections.abc import Awaitable, Callable
-from types import TracebackType
-from typing import Annotated, Any, ParamSpec, Self
+from typing import Annotated, Any, ParamSpec
 
-import anyio
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.tools import Tool
-from mcp.server.stdio import stdio_server
-from mcp.shared._stream_protocols import ReadStream, WriteStream
-from mcp.shared.message import SessionMessage
-from mcp.types import (
-    INVALID_REQUEST,
-    PARSE_ERROR,
-    CallToolResult,
-    ErrorData,
-    JSONRPCError,
-    TextContent,
-    ToolAnnotations,
-)
-from pydantic import Field, ValidationError
+from mcp.types import CallToolResult, TextContent, ToolAnnotations
+from pydantic import Field
 
 from lazy_memory.engine.context import Role
 from lazy_memory.engine.delivery import pages
@@ -58,112 +45,9 @@ _INSTRUCTIONS = (
 )
 
 
-class LazyMcpServer(MCPServer):
-    """The SDK's server, except that a line it cannot read is answered instead of dropped."""
-
-    async def run_stdio_async(
-        self, stdin: anyio.AsyncFile[str] | None = None, stdout: anyio.AsyncFile[str] | None = None
-    ) -> None:
-        """Serve on stdin and stdout (the process's own unless given) until input ends."""
-        async with stdio_server(stdin, stdout) as (read_stream, write_stream):
-            await self._lowlevel_server.run(
-                _AnsweringReadStream(read_stream, write_stream),
-                write_stream,
-                self._lowlevel_server.create_initialization_options(),
-            )
-
-
-class _AnsweringReadStream:
-    """The stdio transport's read stream, answering each line it could not parse.
-
-    The SDK's transport hands the server an exception for a line that is not a JSON-RPC
-    message it can read (garbage, or text with a lone surrogate escape, which a client's
-    JavaScript emits for an emoji cut in half), and the server only logs it: the client's
-    request would wait forever. Here it gets a JSON-RPC error, with its id when the line has
-    one, and the server carries on.
-    """
-
-    def __init__(
-        self,
-        inner: ReadStream[SessionMessage | Exception],
-        write_stream: WriteStream[SessionMessage],
-    ) -> None:
-        self._inner = inner
-        self._write_stream = write_stream
-
-    @property
-    def last_context(self) -> Any:
-        """The sender's context of the last message, as the SDK's own stream keeps it."""
-        return getattr(self._inner, "last_context", None)
-
-    async def receive(self) -> SessionMessage | Exception:
-        """The next message the transport could read."""
-        while True:
-            item = await self._inner.receive()
-            if not isinstance(item, Exception):
-                return item
-            await self._answer(item)
-
-    async def aclose(self) -> None:
-        """Close the transport's stream."""
-        await self._inner.aclose()
-
-    def __aiter__(self) -> Self:
-        return self
-
-    async def __anext__(self) -> SessionMessage | Exception:
-        while True:
-            item = await self._inner.__anext__()
-            if not isinstance(item, Exception):
-                return item
-            await self._answer(item)
-
-    async def __aenter__(self) -> Self:
-        await self._inner.__aenter__()
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc_val: BaseException | None,
-        exc_tb: TracebackType | None,
-    ) -> bool | None:
-        return await self._inner.__aexit__(exc_type, exc_val, exc_tb)
-
-    async def _answer(self, unreadable: Exception) -> None:
-        message_id, code, text = _unreadable(unreadable)
-        logger.warning("answered an unreadable message with error %d: %s", code, text)
-        error = JSONRPCError(jsonrpc="2.0", id=message_id, error=ErrorData(code=code, message=text))
-        await self._write_stream.send(SessionMessage(error))
-
-
-def _unreadable(error: Exception) -> tuple[int | str | None, int, str]:
-    """The id (when the line has one), code and message to answer an unreadable line with."""
-    problems = error.errors() if isinstance(error, ValidationError) else []
-    if not problems or any(problem["type"] == "json_invalid" for problem in problems):
-        code, what = PARSE_ERROR, "the message is not valid JSON"
-    else:
-        code, what = INVALID_REQUEST, "the message is not a JSON-RPC request MCP knows"
-    text = f"{what}: {problems[0]['msg'] if problems else error}"
-    inputs = [problem.get("input") for problem in problems]
-    # A message pydantic parsed comes with it; a line it could not parse comes as text,
-    # which Python's own reader may still read (a lone surrogate escape), enough for the id.
-    message = next((value for value in inputs if isinstance(value, dict)), None)
-    line = next((value for value in inputs if isinstance(value, str)), None)
-    if message is None and line is not None:
-        try:
-            message = json.loads(line)
-        except (ValueError, RecursionError):  # not JSON, or nested past the interpreter's limit
-            message = None
-    message_id = message.get("id") if isinstance(message, dict) else None
-    if isinstance(message_id, bool) or not isinstance(message_id, int | str):
-        message_id = None
-    return message_id, code, text
-
-
 def build_mcp_server(
     service: MemoryService, result_limit_chars: int, version: str = ""
-) -> LazyMcpServer:
+) -> MCPServer:
     """An MCP server whose tools read and write the store through service.
 
     result_limit_chars is the largest tool result the harness shows whole when a tool
@@ -306,7 +190,7 @@ def build_mcp_server(
         return _result(text, {**structured, "more": more})
 
     # WARNING: at INFO the SDK logs a line per request to stderr, which is the client's log.
-    return LazyMcpServer(
+    return MCPServer(
         "lazy-memory",
         instructions=_INSTRUCTIONS,
         version=version,

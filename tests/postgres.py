@@ -11,6 +11,7 @@ they fail (tests/components.py).
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import os
 import shutil
@@ -21,6 +22,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+import asyncpg
 import pytest
 
 from tests.components import POSTGRES, missing
@@ -187,3 +189,18 @@ def _run(*command: str | Path) -> None:
             f"{' '.join(completed.args)} exited {completed.returncode}: "
             f"{completed.stderr.strip() or completed.stdout.strip()}"
         )
+
+
+async def wait_for_backend(
+    connection: asyncpg.Connection, condition: str, seconds: float = 30.0
+) -> int:
+    """The pid of another backend of this database matching condition, once there is one."""
+    for _ in range(int(seconds / 0.05)):
+        pid = await connection.fetchval(
+            "SELECT pid FROM pg_stat_activity WHERE datname = current_database() "
+            f"AND pid <> pg_backend_pid() AND {condition}"
+        )
+        if pid is not None:
+            return int(pid)
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"no backend matched {condition} in {seconds} s")

@@ -10,9 +10,9 @@ from lazy_memory.rpc.cli.common import cli_service, print_json, refuse_agent
 from lazy_memory.rpc.cli.context import show_context
 
 if TYPE_CHECKING:
+    from lazy_memory.engine.compacting import CompactPlan, CompactStatus
     from lazy_memory.engine.compaction import CompactOutcome
     from lazy_memory.engine.delivery import Delivery
-    from lazy_memory.engine.service import CompactPlan, CompactStatus
 
 
 def add_commands(subcommands: Any, parent: argparse.ArgumentParser) -> None:

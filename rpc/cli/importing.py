@@ -9,8 +9,8 @@ from lazy_memory.rpc.cli.common import UsageError, print_json
 from lazy_memory.rpc.cli.progress import ProgressPrinter
 
 if TYPE_CHECKING:
-    from lazy_memory.engine.importing import ImportPlan
-    from lazy_memory.engine.service import ImportResult, MemoryService
+    from lazy_memory.engine.importing import ImportPlan, ImportResult
+    from lazy_memory.engine.service import MemoryService
 
 IMPORT_HINT = "run `lazy doctor --import-memory` to import them"
 

@@ -9,7 +9,7 @@ from typing import Any
 
 from lazy_memory.rpc.cli.common import cli_service, common_flags, print_json
 
-# The engine's DEFAULT_LIMIT and MAX_LIMIT (engine/search.py), spelled out so that building
+# The engine's DEFAULT_LIMIT and MAX_LIMIT (engine/search_model.py), spelled out so that building
 # the parser imports none of the engine's models; tests/unit/test_cli.py holds them equal.
 DEFAULT_LIMIT = 20
 """Hits shown when --limit is not given."""
@@ -48,7 +48,7 @@ def add_commands(commands: Any) -> None:
 async def search_records(arguments: argparse.Namespace) -> int:
     """Print the hits of a query: an index line each, then its snippet, indented."""
     from lazy_memory.engine.index import shown_description
-    from lazy_memory.engine.search import MARK_END, MARK_START
+    from lazy_memory.engine.search_snippets import MARK_END, MARK_START
     from lazy_memory.engine.visible import visible_line
 
     query = " ".join(arguments.query)

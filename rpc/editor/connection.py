@@ -28,7 +28,7 @@ from lazy_memory.engine.references import (
     reference_at,
     references_in,
 )
-from lazy_memory.engine.search import MAX_LIMIT
+from lazy_memory.engine.search_model import MAX_LIMIT
 from lazy_memory.engine.service import MemoryService
 from lazy_memory.rpc.editor import translate
 from lazy_memory.rpc.editor.catalog import Catalog

@@ -24,7 +24,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from lazy_memory.engine.context import Role
 from lazy_memory.engine.errors import InvalidQuery, LazyMemoryError, NotFound
 from lazy_memory.engine.index import IndexEntry
-from lazy_memory.engine.search import DEFAULT_LIMIT, MAX_LIMIT
+from lazy_memory.engine.search_model import DEFAULT_LIMIT, MAX_LIMIT
 from lazy_memory.engine.service import MemoryService
 from lazy_memory.rpc.web import history, pages
 from lazy_memory.rpc.web.live import ChangeBroadcast

@@ -1,10 +1,10 @@
 """A record's page: its content, the timeline of its revisions, and the diff of any two.
 
-The timeline is the name's history as the engine keeps it (ARCHITECTURE.md §2): every write
-with its revision, actor and time, a removal (tombstone) and a later revival shown as such.
-The diff compares two revisions' whole content (state, type, description, body) with difflib,
-rendered here on the server: a tombstone's state line reads `removed`, so a diff across a
-removal or a revival says so.
+The timeline is the name's history as the engine keeps it (docs/architecture.md, Records):
+every write with its revision, actor and time, a removal (tombstone) and a later revival
+shown as such. The diff compares two revisions' whole content (state, type, description,
+body) with difflib, rendered here on the server: a tombstone's state line reads `removed`,
+so a diff across a removal or a revival says so.
 """
 
 from __future__ import annotations

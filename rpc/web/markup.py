@@ -1,9 +1,9 @@
 """HTML for stored text, and the page layout every page shares.
 
-Stored text is hostile (ARCHITECTURE.md §4): every name, description, body, actor and error
-goes through `line` or `text` below, which make controls and bidi/format characters visible
-exactly as the terminal outputs do (engine/visible.py) and then escape it for HTML. Pages never
-concatenate a stored string any other way.
+Stored text is hostile (docs/architecture.md, Injection): every name, description, body,
+actor and error goes through `line` or `text` below, which make controls and bidi/format
+characters visible exactly as the terminal outputs do (engine/visible.py) and then escape it
+for HTML. Pages never concatenate a stored string any other way.
 """
 
 from __future__ import annotations

@@ -12,11 +12,12 @@ from collections.abc import Sequence
 from html import escape
 
 from lazy_memory.engine.compact import Compact
+from lazy_memory.engine.compacting import CompactStatus
 from lazy_memory.engine.context import LaunchContext, Role
 from lazy_memory.engine.doctor import Diagnosis
 from lazy_memory.engine.index import IndexEntry, index_line, shown_description
-from lazy_memory.engine.search import MARK_END, MARK_START, SearchHit
-from lazy_memory.engine.service import CompactStatus
+from lazy_memory.engine.search_model import SearchHit
+from lazy_memory.engine.search_snippets import MARK_END, MARK_START
 from lazy_memory.engine.visible import visible_line
 from lazy_memory.rpc.web.markup import line, page, record_link, text, when
 

@@ -31,7 +31,8 @@ from lazy_memory.rpc.web.listen import Listen, check_listen
 from lazy_memory.rpc.web.live import ChangeBroadcast
 
 READ_ONLY_TASK = "lazy-web"
-"""The task id of the view's identity: a session with one is read-only (ARCHITECTURE.md §3)."""
+"""The task id of the view's identity: a session with one is read-only (docs/architecture.md,
+Identity)."""
 SHUTDOWN_SECONDS = 1
 """How long open requests get once a stop is asked for (event streams end at once)."""
 

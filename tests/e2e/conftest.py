@@ -22,6 +22,18 @@ def project(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
+def memory_dir(project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """This project's Claude Code memory directory, under a config dir of the test's own."""
+    config = tmp_path / "claude"
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(config))
+    slug = "".join(c if c.isascii() and c.isalnum() else "-" for c in str(project.resolve()))
+    directory = config / "projects" / slug / "memory"
+    directory.mkdir(parents=True)
+    return directory
+
+
+@pytest.fixture
 def lazy(project: Path) -> Lazy:
     """Run `lazy ARGS...` in the project; stdin is empty unless input= is given."""
 

@@ -128,6 +128,12 @@ class RawClient:
             return await asyncio.wait_for(self.process.wait(), TIMEOUT)
         return None
 
+    async def kill(self) -> None:
+        """Kill the process if it is still running (a test's clean-up); wait for it to end."""
+        if self.process is not None and self.process.returncode is None:
+            self.process.kill()
+            await self.process.wait()
+
     async def closed_by_peer(self) -> bool:
         """True once the other side has closed the connection."""
         await asyncio.wait_for(asyncio.shield(self.receiving), TIMEOUT)

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import json
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.components import ROOT, missing, require_root
 from tests.e2e.conftest import Lazy
+from tests.reliability.mounts import remount, small_tmpfs
 
 
 def assert_one_line_error(result: object, status: int, message: str) -> None:
@@ -141,25 +140,9 @@ def mounted_data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterato
 
     Root writes through permission bits, so only a read-only mount really refuses it.
     """
-    require_root("mounting a tmpfs")
-    mount_point = tmp_path / "mounted"
-    mount_point.mkdir()
-    mounted = subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", "size=8m", "tmpfs", str(mount_point)],
-        capture_output=True,
-        check=False,
-    )
-    if mounted.returncode != 0:
-        missing(ROOT, f"cannot mount a tmpfs here: {mounted.stderr.decode().strip()}")
-    monkeypatch.setenv("LAZY_DATA", str(mount_point))
-    try:
+    with small_tmpfs(tmp_path / "mounted", "8m") as mount_point:
+        monkeypatch.setenv("LAZY_DATA", str(mount_point))
         yield mount_point
-    finally:
-        subprocess.run(["umount", "-l", str(mount_point)], check=False)
-
-
-def remount(mount_point: Path, mode: str) -> None:
-    subprocess.run(["mount", "-o", f"remount,{mode}", str(mount_point)], check=True)
 
 
 @pytest.mark.parametrize("backend", ["sqlite", "files"])

@@ -52,9 +52,7 @@ async def start_editor(tmp_path: Path) -> AsyncIterator[StartEditor]:
 
     yield start
     for client in clients:
-        if client.process is not None and client.process.returncode is None:
-            client.process.kill()
-            await client.process.wait()
+        await client.kill()
 
 
 async def open_document(client: RawClient, text: str, uri: str = URI) -> None:

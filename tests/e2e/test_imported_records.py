@@ -13,24 +13,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 from tests.e2e.conftest import Lazy
 from tests.name_table import REAL_WORLD
 
 LONG = "A description far longer than the authoring limit, the kind the hint names. " * 4
-
-
-@pytest.fixture
-def memory_dir(project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """This project's Claude Code memory directory, under a config dir of the test's own."""
-    config = tmp_path / "claude"
-    monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(config))
-    slug = "".join(c if c.isascii() and c.isalnum() else "-" for c in str(project.resolve()))
-    directory = config / "projects" / slug / "memory"
-    directory.mkdir(parents=True)
-    return directory
 
 
 def real_world_harness(memory_dir: Path) -> dict[str, Path]:

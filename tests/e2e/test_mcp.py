@@ -324,3 +324,50 @@ async def test_an_unexpected_failure_is_an_error_result_logged_to_stderr(
     assert logged.exc_info is not None
     assert "the disk is on fire" in str(logged.exc_info[1])
     assert capsys.readouterr().out == ""
+
+
+STRAY_OUTPUT = '''
+import importlib.abc
+import os
+import sys
+
+
+class PrintWhenImported(importlib.abc.MetaPathFinder):
+    """Write to stdout, as a careless library might, when `lazy mcp` imports the MCP SDK."""
+
+    def find_spec(self, name, path=None, target=None):
+        if name == "mcp":
+            sys.meta_path.remove(self)
+            print("a stray print while the MCP SDK is imported")
+            os.write(1, b"a stray write to fd 1\\n")
+        return None
+
+
+sys.meta_path.insert(0, PrintWhenImported())
+'''
+"""A sitecustomize for `lazy mcp` (only): stray output to stdout during its start-up."""
+
+
+async def test_stray_output_during_start_up_does_not_reach_the_protocol(
+    connect: Connect, tmp_path: Path
+) -> None:
+    injected = tmp_path / "injected"
+    injected.mkdir()
+    (injected / "sitecustomize.py").write_text(STRAY_OUTPUT)
+    python_path = os.pathsep.join(filter(None, [str(injected), os.environ.get("PYTHONPATH")]))
+
+    async with connect(PYTHONPATH=python_path) as client:
+        tools = {tool.name for tool in (await client.list_tools()).tools}
+        saved = await client.call_tool(
+            "lazy_memory_save",
+            {"name": "n", "type": "project", "description": "d", "body": "b"},
+        )
+        recalled = await client.call_tool("lazy_memory_recall", {"name": "n"})
+
+    assert tools == {"lazy_memory_recall", "lazy_memory_save", "lazy_search"}
+    assert not saved.is_error, text_of(saved)
+    assert "revision: 1" in text_of(recalled)
+    # The output was written, and went to the client's log, not into the protocol.
+    log = (tmp_path / "server-stderr.log").read_text()
+    assert "a stray print while the MCP SDK is imported" in log
+    assert "a stray write to fd 1" in log

@@ -15,7 +15,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-import pytest
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
@@ -180,18 +179,6 @@ def yaml_quoted(text: str) -> str:
 def write_harness_file(memory_dir: Path, number: int, name: str) -> None:
     text = f"---\nname: {yaml_quoted(name)}\ndescription: from file {number}\n---\nbody\n"
     (memory_dir / f"n{number}.md").write_text(text, encoding="utf-8")
-
-
-@pytest.fixture
-def memory_dir(project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """This project's Claude Code memory directory, under a config dir of the test's own."""
-    config = tmp_path / "claude"
-    monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(config))
-    slug = "".join(c if c.isascii() and c.isalnum() else "-" for c in str(project.resolve()))
-    directory = config / "projects" / slug / "memory"
-    directory.mkdir(parents=True)
-    return directory
 
 
 def test_the_import_keeps_legal_names_and_derives_the_rest_reported(

@@ -21,7 +21,7 @@ from lazy_memory.engine.records import Actor, ActorKind, Operation, RecordConten
 from lazy_memory.engine.search_parser import parse_query
 from tests.e2e.conftest import Lazy
 from tests.e2e.jsonrpc import RawClient
-from tests.postgres import PostgresServer, fresh_project, unused_port
+from tests.postgres import PostgresServer, fresh_project, unused_port, wait_for_backend
 
 ALICE = Actor(kind=ActorKind.HUMAN, detail="alice")
 T0 = datetime(2026, 11, 30, 8, 0, 0, 123456, tzinfo=UTC)
@@ -337,9 +337,7 @@ async def test_two_engines_on_one_database_see_and_announce_each_others_writes(
             assert await engine.close() == 0
     finally:
         for engine in engines:
-            if engine.process is not None and engine.process.returncode is None:
-                engine.process.kill()
-                await engine.process.wait()
+            await engine.kill()
 
 
 async def next_notification(client: RawClient, method: str) -> dict[str, object]:
@@ -348,19 +346,6 @@ async def next_notification(client: RawClient, method: str) -> dict[str, object]
         message = await client.next_unsolicited()
         if message.get("method") == method:
             return message
-
-
-async def wait_for_backend(connection: asyncpg.Connection, condition: str) -> int:
-    """The pid of another backend of this database matching condition, once there is one."""
-    for _ in range(int(WAIT_SECONDS / 0.05)):
-        pid = await connection.fetchval(
-            "SELECT pid FROM pg_stat_activity WHERE datname = current_database() "
-            f"AND pid <> pg_backend_pid() AND {condition}"
-        )
-        if pid is not None:
-            return int(pid)
-        await asyncio.sleep(0.05)
-    raise AssertionError(f"no backend matched {condition} in {WAIT_SECONDS} s")
 
 
 async def eventually(condition: Callable[[], bool], seconds: float) -> bool:

@@ -28,7 +28,7 @@ from lazy_memory.engine.errors import StorageUnavailable
 from lazy_memory.engine.records import Actor, ActorKind, RecordContent, RecordType
 from tests.e2e.conftest import Lazy
 from tests.e2e.jsonrpc import RawClient
-from tests.postgres import PostgresServer, fresh_project
+from tests.postgres import PostgresServer, fresh_project, wait_for_backend
 
 ALICE = Actor(kind=ActorKind.HUMAN, detail="alice")
 NOTE = RecordContent(name="note", type=RecordType.USER, description="a note", body="body")
@@ -209,19 +209,4 @@ async def engine_answer(environment: dict[str, str], directory: Path) -> dict[st
         assert await engine.close() == 0
         return answer
     finally:
-        if engine.process is not None and engine.process.returncode is None:
-            engine.process.kill()
-            await engine.process.wait()
-
-
-async def wait_for_backend(connection: asyncpg.Connection, condition: str) -> int:
-    """The pid of another backend of this database matching condition, once there is one."""
-    for _ in range(int(WAIT_SECONDS / 0.05)):
-        pid = await connection.fetchval(
-            "SELECT pid FROM pg_stat_activity WHERE datname = current_database() "
-            f"AND pid <> pg_backend_pid() AND {condition}"
-        )
-        if pid is not None:
-            return int(pid)
-        await asyncio.sleep(0.05)
-    raise AssertionError(f"no backend matched {condition} in {WAIT_SECONDS} s")
+        await engine.kill()

@@ -36,18 +36,6 @@ IMPORTED_NAMES = [
 """Spaces, capitals, Korean, quotes and a comma: names real harness files carry."""
 
 
-@pytest.fixture
-def memory_dir(project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """This project's Claude Code memory directory, under a config dir of the test's own."""
-    config = tmp_path / "claude"
-    monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(config))
-    slug = "".join(c if c.isascii() and c.isalnum() else "-" for c in str(project.resolve()))
-    directory = config / "projects" / slug / "memory"
-    directory.mkdir(parents=True)
-    return directory
-
-
 def history(lazy: Lazy, name: str) -> list[dict[str, object]]:
     listed = lazy("memory", "history", "--json", "--", name)
     assert listed.returncode == 0, listed.stderr

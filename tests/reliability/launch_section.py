@@ -1,9 +1,10 @@
 """Reading a launch's memory section back, the way a model reads it: line by line.
 
-The parser knows only the frame the renderer promises (ARCHITECTURE.md §4): the preamble, one
-`- name (type): description` line per record, and with a compact the summary, the "Written
-since" lines and the "Removed since" names. Whatever a record holds, it must come back as
-exactly the record that was saved, and every other line must be the renderer's own.
+The parser knows only the frame the renderer promises (docs/architecture.md, Injection): the
+preamble, one `- name (type): description` line per record, and with a compact the summary,
+the "Written since" lines and the "Removed since" names. Whatever a record holds, it must
+come back as exactly the record that was saved, and every other line must be the renderer's
+own.
 """
 
 from __future__ import annotations

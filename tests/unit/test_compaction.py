@@ -1,4 +1,5 @@
-"""The five rules of compaction (ARCHITECTURE.md §5), each with a test that catches its breach.
+"""The five rules of compaction (docs/architecture.md, Compaction), each with a test that
+catches its breach.
 
 The model is a scripted summarizer with canned answers; the store is a real one.
 """

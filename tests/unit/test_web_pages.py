@@ -9,6 +9,7 @@ from datetime import UTC, datetime
 import pytest
 
 from lazy_memory.engine.compact import Compact
+from lazy_memory.engine.compacting import CompactStatus
 from lazy_memory.engine.context import Role, launch_context, unavailable_context
 from lazy_memory.engine.doctor import diagnose
 from lazy_memory.engine.index import IndexEntry
@@ -20,8 +21,8 @@ from lazy_memory.engine.records import (
     Record,
     RecordType,
 )
-from lazy_memory.engine.search import MARK_END, MARK_START, SearchHit
-from lazy_memory.engine.service import CompactStatus
+from lazy_memory.engine.search_model import SearchHit
+from lazy_memory.engine.search_snippets import MARK_END, MARK_START
 from lazy_memory.rpc.web import history, pages
 from lazy_memory.rpc.web.markup import CONTENT_SECURITY_POLICY
 

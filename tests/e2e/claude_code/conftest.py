@@ -4,8 +4,8 @@
   PATH), checked to be the pinned version. Not installed: the test skips with INSTALL_HINT,
   or fails when CI is set (tests/components.py); a $LAZY_CLAUDE that does not exist, or
   another version, fails.
-- `fake_messages_api`: a running FakeMessagesApi (replies "done" until scripted).
-- `claude_code`: a ClaudeCode bound to both, with fresh CLAUDE_CONFIG_DIR and HOME;
+- `claude_code`: a ClaudeCode bound to it and to `fake_anthropic` (tests/fake_anthropic.py,
+  replying "done" until scripted), with fresh CLAUDE_CONFIG_DIR and HOME;
   `claude_code.run(prompt, *cli_args, cwd=project, env=..., timeout=...)`.
 - `project` (from tests/e2e/conftest.py): an empty git root to run in.
 
@@ -15,13 +15,11 @@ leaves them out.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from tests.components import missing
-from tests.e2e.claude_code.fake_messages_api import FakeMessagesApi
 from tests.e2e.claude_code.harness import (
     CLAUDE_ENV,
     INSTALL_HINT,
@@ -30,6 +28,7 @@ from tests.e2e.claude_code.harness import (
     claude_version,
     locate_claude,
 )
+from tests.fake_anthropic import FakeAnthropic
 
 _HERE = Path(__file__).parent
 
@@ -61,15 +60,7 @@ def claude_binary() -> str:
 
 
 @pytest.fixture
-def fake_messages_api() -> Iterator[FakeMessagesApi]:
-    """A running fake Messages API; script() it before running Claude Code."""
-    with FakeMessagesApi() as api:
-        yield api
-
-
-@pytest.fixture
-def claude_code(
-    claude_binary: str, fake_messages_api: FakeMessagesApi, tmp_path: Path
-) -> ClaudeCode:
-    """The pinned Claude Code, talking to fake_messages_api, its state in tmp_path."""
-    return ClaudeCode(claude_binary, fake_messages_api, tmp_path / "claude-state")
+def claude_code(claude_binary: str, fake_anthropic: FakeAnthropic, tmp_path: Path) -> ClaudeCode:
+    """The pinned Claude Code, talking to fake_anthropic, its state in tmp_path."""
+    fake_anthropic.script("done")
+    return ClaudeCode(claude_binary, fake_anthropic, tmp_path / "claude-state")

@@ -2,7 +2,7 @@
 
 How a run is isolated: `CLAUDE_CONFIG_DIR` and `HOME` are fresh temporary folders (nothing of
 `~/.claude` or `~/.claude.json` leaks in, and what Claude Code writes, such as persisted tool
-outputs and session logs, stays in the test's tmp_path), `ANTHROPIC_API_KEY=sk-fake`,
+outputs and session logs, stays in the test's tmp_path), `ANTHROPIC_API_KEY` a fake key,
 `ANTHROPIC_BASE_URL` is the fake, `CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1`,
 `DISABLE_TELEMETRY=1`, `DISABLE_AUTOUPDATER=1`, `MCP_CONNECTION_NONBLOCKING=0` (below),
 stdin is /dev/null, and every other `ANTHROPIC_*` or `CLAUDE*` variable of the test runner is
@@ -49,7 +49,7 @@ from pathlib import Path
 from typing import Any
 
 from lazy_memory.adapters.config import CLAUDE_CODE_MEASURED_VERSION
-from tests.e2e.claude_code.fake_messages_api import FakeMessagesApi
+from tests.fake_anthropic import FAKE_API_KEY, FakeAnthropic
 
 CLAUDE_ENV = "LAZY_CLAUDE"
 """The environment variable that names the claude binary to test (set by .ci/run)."""
@@ -58,7 +58,6 @@ INSTALL_HINT = (
     "Claude Code is not installed: run .ci/run or npm install "
     f"@anthropic-ai/claude-code@{PINNED_VERSION} and set {CLAUDE_ENV}"
 )
-FAKE_API_KEY = "sk-fake"
 DEFAULT_TIMEOUT_SECONDS = 90.0
 _DROPPED_PREFIXES = ("ANTHROPIC_", "CLAUDE")
 
@@ -140,7 +139,7 @@ class ClaudeCode:
     """The real Claude Code, pointed at a fake Messages API, with state under state_dir."""
 
     binary: str
-    api: FakeMessagesApi
+    api: FakeAnthropic
     state_dir: Path
 
     @property

@@ -22,8 +22,8 @@ from lazy_memory.adapters.config import DEFAULT_HOOK_LIMIT_CHARS
 from lazy_memory.adapters.sqlite import SqliteStorage
 from lazy_memory.engine.delivery import harness_length
 from lazy_memory.engine.records import Actor, ActorKind, RecordContent, RecordType
-from tests.e2e.claude_code.fake_messages_api import ToolUse
 from tests.e2e.claude_code.harness import ClaudeCode, check_run
+from tests.fake_anthropic import ToolUse
 
 pytestmark = pytest.mark.claude_code
 

@@ -33,7 +33,6 @@ import pytest
 
 from lazy_memory.adapters.config import DEFAULT_HOOK_LIMIT_CHARS, DEFAULT_TOOL_RESULT_LIMIT_CHARS
 from tests.e2e.claude_code import sized_tool_server as sized
-from tests.e2e.claude_code.fake_messages_api import ToolResult, ToolUse
 from tests.e2e.claude_code.harness import (
     PINNED_VERSION,
     ClaudeCode,
@@ -43,6 +42,7 @@ from tests.e2e.claude_code.harness import (
     write_mcp_config,
     write_session_start_hooks,
 )
+from tests.fake_anthropic import ToolResult, ToolUse
 
 pytestmark = pytest.mark.claude_code
 

@@ -1,0 +1,127 @@
+"""What launches inject, read from the store: the state a section is assembled from, read in
+one go, the launch contexts cached under the store's change marker, and a channel's delivery.
+
+A store that cannot be read gives the UNAVAILABLE marker (and an error in the log), which no
+model can mistake for an empty store; a compact that cannot be read gives the plain index.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, NamedTuple
+
+from lazy_memory.engine.compact import Compact
+from lazy_memory.engine.context import (
+    OVER_THRESHOLD_LOG,
+    LaunchContext,
+    Role,
+    launch_context,
+    reframed,
+    unavailable_context,
+)
+from lazy_memory.engine.delivery import Delivery, deliver
+from lazy_memory.engine.errors import LazyMemoryError, StorageUnavailable
+from lazy_memory.engine.index import IndexEntry
+
+if TYPE_CHECKING:
+    from lazy_memory.engine.ports import Storage
+
+# The logger these lines were always written under (they were MemoryService's), kept so a log
+# filter or reader that names it still sees them.
+logger = logging.getLogger("lazy_memory.engine.service")
+
+
+class InjectedState(NamedTuple):
+    """What a launch's section is assembled from, read from the store in one go."""
+
+    records: list[IndexEntry]
+    compact: Compact | None
+    removed: list[str]
+    compact_error: str | None
+    """Why the compact slot could not be read; the section is then the plain index."""
+
+
+async def injected_state(storage: Storage) -> InjectedState:
+    """The live index, the compact and what was removed since it, as launches inject them."""
+    records = await storage.list_index()
+    try:
+        compact = await storage.get_compact()
+    except StorageUnavailable as error:
+        # A bad compact must not blind a launch: the plain index says everything it did.
+        logger.error(
+            "the compact cannot be read, so launches get the plain index "
+            "(`lazy memory compact --clear` removes it): %s",
+            error,
+        )
+        return InjectedState(records, None, [], error.message)
+    removed = [] if compact is None else await storage.removed_since(compact.watermark)
+    return InjectedState(records, compact, removed, None)
+
+
+class LaunchContexts:
+    """The last launch contexts (by role) and the store's change marker they were read under."""
+
+    def __init__(self) -> None:
+        self._cached: tuple[str, dict[Role, LaunchContext]] | None = None
+
+    def forget(self) -> None:
+        """Let go of the cached contexts; the next context() assembles its section again."""
+        self._cached = None
+
+    async def context(self, storage: Storage, role: Role, warn_bytes: int) -> LaunchContext:
+        """The memory section for a launch of role; never raises, never blocks the launch.
+
+        The section is assembled again only when the store's change marker has moved, so a
+        write by any process shows at once.
+        """
+        try:
+            context = await self._current(storage, role, warn_bytes)
+        except LazyMemoryError as error:
+            logger.error("memory context unavailable: %s", error)
+            return unavailable_context(role, str(error), warn_bytes)
+        _warn_if_over(context)
+        return context
+
+    async def _current(self, storage: Storage, role: Role, warn_bytes: int) -> LaunchContext:
+        """The context as the store holds it now, assembled again only if it was written.
+
+        The marker is read before the state it guards: a write landing in between leaves a
+        newer context under an older marker, which the next call reads again.
+        """
+        marker = await storage.change_marker()
+        if self._cached is not None and self._cached[0] == marker:
+            contexts = self._cached[1]
+            if role not in contexts:
+                contexts[role] = reframed(next(iter(contexts.values())), role)
+            return contexts[role]
+        # Let go of the old section before assembling the new one: at 100,000 records each
+        # is megabytes.
+        self._cached = None
+        context = launch_context(role, *(await injected_state(storage))[:3], warn_bytes)
+        self._cached = (marker, {role: context})
+        return context
+
+
+async def delivery(
+    storage: Storage, role: Role, limit_chars: int | None, warn_bytes: int
+) -> Delivery:
+    """The section for a channel that shows at most limit_chars whole; never raises.
+
+    The same section as a launch context when it fits; else the fitted one (see
+    engine/delivery.py). The store is read once, uncached: this is a launch hook's one
+    question in a process of its own.
+    """
+    try:
+        state = await injected_state(storage)
+    except LazyMemoryError as error:
+        logger.error("memory context unavailable: %s", error)
+        return deliver(unavailable_context(role, str(error), warn_bytes), [], limit_chars)
+    context = launch_context(role, *state[:3], warn_bytes)
+    _warn_if_over(context)
+    return deliver(context, state.records, limit_chars)
+
+
+def _warn_if_over(context: LaunchContext) -> None:
+    """Log the advisory size line each time a section over it is assembled (every launch)."""
+    if context.over_threshold:
+        logger.warning(OVER_THRESHOLD_LOG)
