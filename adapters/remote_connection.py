@@ -23,6 +23,8 @@ _NAME_MISMATCHES = (62, 64)
 
 CLOSE_TIMEOUT_SECONDS = 2.0
 """How long a goodbye may take (a TLS close) before the connection is cut instead."""
+FAREWELL_SECONDS = 0.5
+"""How long a request that could not be sent waits for the daemon's last words to be read."""
 
 logger = logging.getLogger(__name__)
 
@@ -109,7 +111,14 @@ class DaemonConnection:
         except OSError as error:  # TimeoutError among them
             if deadline.expired():
                 raise NoAnswer(f"no answer to {method} within {within:g} s") from None
-            raise ConnectionLost(str(error) or type(error).__name__) from None
+            # A daemon that said why it closes (at its connection limit) may have closed
+            # before this request was sent: what it said is read, then it is the reason.
+            await asyncio.wait([self._receiving], timeout=FAREWELL_SECONDS)
+            if future.done() and not future.cancelled():
+                future.exception()  # the same loss, told below: retrieved, never logged
+            raise ConnectionLost(
+                self._closed() if self._farewell else str(error) or type(error).__name__
+            ) from None
         finally:
             self._pending.pop(message_id, None)
 

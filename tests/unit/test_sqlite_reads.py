@@ -104,10 +104,11 @@ async def test_a_snapshot_read_during_which_a_writer_arrives_is_read_again_throu
 
 
 def posix_shared_locks(database: Path) -> list[str]:
-    """This process's POSIX read locks on SQLite's shared bytes of database (/proc/locks)."""
+    """This process's POSIX read locks on SQLite's shared bytes of database (/proc/locks),
+    without the ordinal each line starts with: it moves as other processes' locks come and go."""
     inode = database.stat().st_ino
     return [
-        line
+        line.split(":", 1)[1].strip()
         for line in Path("/proc/locks").read_text().splitlines()
         if " POSIX " in line
         and f" {os.getpid()} " in line
