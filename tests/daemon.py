@@ -8,7 +8,7 @@ import signal
 import subprocess
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -50,14 +50,24 @@ def add_token(data_dir: Path, role: str, name: str | None = None, task: str | No
 
 @contextmanager
 def running_daemon(
-    data_dir: Path, listen: str, *extra: str, cwd: Path | None = None
+    data_dir: Path,
+    listen: str,
+    *extra: str,
+    cwd: Path | None = None,
+    environment: Mapping[str, str] | None = None,
 ) -> Iterator[Daemon]:
     """A daemon on listen (tcp port 0 allowed) serving the store in data_dir, stopped after;
-    in cwd, if given (a project whose lazy.toml it reads)."""
+    in cwd, if given (a project whose lazy.toml it reads); over SQLite unless environment
+    names another store."""
     process = subprocess.Popen(
         [*LAZY, "engine", "--listen", listen, *extra],
         cwd=cwd,
-        env={**os.environ, "LAZY_DATA": str(data_dir), "LAZY_STORAGE": "sqlite"},
+        env={
+            **os.environ,
+            "LAZY_DATA": str(data_dir),
+            "LAZY_STORAGE": "sqlite",
+            **(environment or {}),
+        },
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,

@@ -8,11 +8,8 @@ a plain socket server that accepts connections and never says a word.
 from __future__ import annotations
 
 import asyncio
-import os
 import signal
 import socket
-import subprocess
-import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -25,7 +22,7 @@ from lazy_memory.adapters import open_storage
 from lazy_memory.adapters.config import Settings
 from lazy_memory.adapters.remote import RemoteStorage, State
 from lazy_memory.engine.errors import StorageUnavailable
-from tests.daemon import LAZY, READY, add_token, running_daemon
+from tests.daemon import add_token, running_daemon
 from tests.e2e.conftest import Lazy
 from tests.e2e.jsonrpc import RawClient
 from tests.postgres import PostgresServer, fresh_project, unused_port
@@ -175,7 +172,9 @@ async def test_a_daemon_over_postgres_serves_the_outage_and_recovers_without_a_r
         "LAZY_PROJECT": fresh_project("outage"),
         "LAZY_CONNECT_TIMEOUT": "1",
     }
-    with daemon_over(data, tmp_path / "d.sock", environment) as (process, path):
+    path = tmp_path / "d.sock"
+    with running_daemon(data, f"unix:{path}", environment=environment) as daemon:
+        process = daemon.process
         before = await connected_client(path, token)
         await before.result("lazy/memory/save", save_params("deploy", "make"))
 
@@ -226,41 +225,6 @@ async def connected_client(path: Path, token: str) -> RawClient:
     initialized = await client.initialize({"token": token})
     assert "result" in initialized, initialized
     return client
-
-
-@contextmanager
-def daemon_over(
-    data: Path, path: Path, environment: dict[str, str]
-) -> Iterator[tuple[subprocess.Popen[str], Path]]:
-    """A daemon on unix:path over the store environment names, killed at the end."""
-    process = subprocess.Popen(
-        [*LAZY, "engine", "--listen", f"unix:{path}"],
-        env={**os.environ, "LAZY_DATA": str(data), **environment},
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    assert process.stderr is not None
-    log: list[str] = []
-    for line in process.stderr:
-        log.append(line)
-        if line.startswith(READY):
-            break
-    else:
-        process.wait(timeout=30)
-        raise RuntimeError(f"the daemon did not start: {''.join(log)}")
-    # Keep reading its log so a chatty daemon never blocks on a full pipe.
-    threading.Thread(target=lambda: log.extend(process.stderr or ()), daemon=True).start()
-    try:
-        yield process, path
-    except BaseException:
-        sys.stderr.write("".join(log))
-        raise
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.wait(timeout=30)
 
 
 async def wait_for_log(log: list[str], text: str) -> None:
