@@ -20,11 +20,10 @@ from lazy_memory.engine.errors import (
     PermissionDenied,
     StorageUnavailable,
 )
-
-# Each command module builds its parser without importing the engine's models (pydantic)
-# or a backend: those are imported on the run path of the commands that use them.
-from lazy_memory.rpc.cli import doctor, engine, init, launch, mcp, memory, search, web
 from lazy_memory.rpc.cli.common import UsageError
+
+HOOK_WORDS = ("memory", "context", "--hook")
+"""The SessionStart hook's arguments, as `lazy init --claude-code` writes them."""
 
 EXIT_STATUSES: dict[type[LazyMemoryError], int] = {
     NotFound: 3,
@@ -46,6 +45,10 @@ EXIT_INTERRUPTED = 130
 
 def build_parser() -> argparse.ArgumentParser:
     """The whole command tree; each command group adds its own subcommands."""
+    # Each command module builds its parser without importing the engine's models (pydantic)
+    # or a backend: those are imported on the run path of the commands that use them.
+    from lazy_memory.rpc.cli import doctor, engine, init, launch, mcp, memory, search, web
+
     parser = argparse.ArgumentParser(
         prog="lazy", description="lazy-memory: the shared memory store of lazy's agents."
     )
@@ -65,8 +68,16 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the `lazy` command line and return its exit status."""
+    given = list(sys.argv[1:] if argv is None else argv)
+    if tuple(given) == HOOK_WORDS:
+        # Every session start runs it: when the store is as the last one left it, the kept
+        # section is shown before a parser, asyncio or a model is imported.
+        from lazy_memory.rpc.cli.context import kept_hook
+
+        if kept_hook():
+            return 0
     parser = build_parser()
-    words, passthrough = _split_passthrough(list(sys.argv[1:] if argv is None else argv))
+    words, passthrough = _split_passthrough(given)
     arguments = parser.parse_args(words)
     if passthrough is not None:
         arguments.arguments = passthrough

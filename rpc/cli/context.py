@@ -11,17 +11,19 @@ nothing when `lazy launch` already put the section in the system prompt.
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from lazy_memory.adapters.config import Settings, settings_or_defaults
 from lazy_memory.rpc.cli.common import print_json
 
 if TYPE_CHECKING:
+    import argparse
+
     from lazy_memory.engine.context import Role
     from lazy_memory.engine.delivery import Delivery
+
 
 LAUNCHED_VARIABLE = "LAZY_LAUNCHED"
 """Set by `lazy launch` on the session it starts: the section is in its system prompt."""
@@ -43,16 +45,41 @@ async def show_context(arguments: argparse.Namespace) -> int:
     return 0
 
 
+def kept_hook() -> bool:
+    """The hook, answered from the section the last one kept if the store has not changed
+    since (adapters/launch_cache.py), with no engine and no asyncio; False if it must render."""
+    if os.environ.get(LAUNCHED_VARIABLE) or _is_agent():
+        return False
+    from lazy_memory.adapters.launch_cache import cache_key, kept_section
+
+    settings, config_error = settings_or_defaults()
+    key = None if config_error is not None else cache_key(settings, "builder")
+    kept = None if key is None else kept_section(settings, key)
+    if kept is None:
+        return False
+    from lazy_memory.adapters.launch_log import record_launch
+
+    for line in kept["warnings"]:
+        print(line, file=sys.stderr)
+    _print(kept["text"])
+    record_launch(settings.data_dir, "hook", kept["delivery"])
+    return True
+
+
 async def run_hook() -> int:
     """The SessionStart hook: the section for the session's role within the hook's limit."""
     if os.environ.get(LAUNCHED_VARIABLE):
         return 0
     import asyncio
 
+    from lazy_memory.adapters.launch_cache import cache_key, keep_section
     from lazy_memory.adapters.launch_log import record_launch
 
     role = session_role()
-    settings, _ = settings_or_defaults()
+    settings, config_error = settings_or_defaults()
+    # Taken before the store is read: a write meanwhile leaves a key that will not match.
+    key = None if config_error is not None else cache_key(settings, role.value)
+    warnings = _warnings()
     try:
         settings, delivery = await asyncio.wait_for(
             launch_delivery(role, settings.hook_limit_chars),
@@ -66,17 +93,43 @@ async def run_hook() -> int:
         # A store that hangs may hold a thread that would keep this process alive at exit.
         os._exit(0)
     _print(delivery.text)
-    record_launch(settings.data_dir, "hook", delivery.model_dump(mode="json"))
+    logged = delivery.model_dump(mode="json")
+    record_launch(settings.data_dir, "hook", logged)
+    if key is not None and role.value == "builder" and delivery.available:
+        keep_section(settings, key, delivery.text, logged, warnings.said)
     return 0
+
+
+def _warnings() -> Any:
+    """A handler on the root logger for what the hook's rendering logs (an over-size section,
+    an unreadable compact): said on stderr as Python's last-resort handler would, and kept in
+    its `said` to be said again with the section."""
+    import logging
+
+    class Warnings(logging.Handler):
+        def __init__(self) -> None:
+            super().__init__(logging.WARNING)
+            self.said: list[str] = []
+
+        def emit(self, record: logging.LogRecord) -> None:
+            line = record.getMessage()
+            self.said.append(line)
+            print(line, file=sys.stderr)
+
+    handler = Warnings()
+    logging.getLogger().addHandler(handler)
+    return handler
 
 
 def session_role() -> Role:
     """The role this session was started as: an agent if it has a task id (even an empty one)."""
     from lazy_memory.engine.context import Role
 
-    if "LAZY_TASK_ID" in os.environ or os.environ.get(ROLE_VARIABLE) == Role.AGENT:
-        return Role.AGENT
-    return Role.BUILDER
+    return Role.AGENT if _is_agent() else Role.BUILDER
+
+
+def _is_agent() -> bool:
+    return "LAZY_TASK_ID" in os.environ or os.environ.get(ROLE_VARIABLE) == "agent"
 
 
 async def launch_delivery(role: Role, limit_chars: int | None) -> tuple[Settings, Delivery]:

@@ -16,11 +16,7 @@ from __future__ import annotations
 
 import argparse
 import os
-import shlex
-import signal
-import subprocess
 import sys
-import tempfile
 from typing import Any
 
 from lazy_memory.rpc.cli.common import UsageError, common_flags, print_json
@@ -102,6 +98,8 @@ async def run_launch(arguments: argparse.Namespace) -> int:
 
 def _write_prompt(text: str, role: str) -> str:
     """The section in a file only this user can read, for claude to read at start."""
+    import tempfile  # here: building the parser (every command, the hook too) must not pay
+
     descriptor, path = tempfile.mkstemp(prefix=f"lazy-memory-{role}-", suffix=".md")
     with os.fdopen(descriptor, "w", encoding="utf-8") as file:
         file.write(text)
@@ -110,6 +108,9 @@ def _write_prompt(text: str, role: str) -> str:
 
 def _run(command: list[str], environment: dict[str, str]) -> int:
     """Run claude in the foreground, passing on the signals a supervisor sends the launcher."""
+    import signal
+    import subprocess
+
     try:
         process = subprocess.Popen(command, env=environment)
     except OSError as error:
@@ -159,5 +160,7 @@ def _print_command(
             }
         )
         return
+    import shlex
+
     assignments = [f"{key}={shlex.quote(value)}" for key, value in environment.items()]
     print(" ".join(["env", *assignments, shlex.join(command)]))
