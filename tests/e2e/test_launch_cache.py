@@ -144,3 +144,19 @@ def test_the_fast_path_is_the_hook_lazy_init_writes() -> None:
     from lazy_memory.rpc.cli import HOOK_WORDS
 
     assert " " + " ".join(HOOK_WORDS) == HOOK_SUFFIX
+
+
+def test_a_store_broken_after_a_kept_section_gives_the_marker(
+    lazy: Lazy, isolated_environment: Path
+) -> None:
+    seeded(lazy, 3)
+    hook(lazy)
+    assert (isolated_environment / KEPT).is_file()
+    database = isolated_environment / "memory.db"
+    damaged = bytearray(database.read_bytes())
+    damaged[:16] = b"not a database!!"
+    database.write_bytes(bytes(damaged))
+
+    broken = hook(lazy)
+    assert broken.stdout.startswith("MEMORY INDEX UNAVAILABLE ("), broken.stdout
+    assert "note-0" not in broken.stdout
