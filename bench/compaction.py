@@ -10,10 +10,14 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import sys
 import tempfile
+import time
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from bench.corpus import CORPUS_ACTOR, fill_store
 from bench.report import machine
@@ -74,18 +78,18 @@ async def measure(count: int, seed: int) -> Measurement:
     return Measurement(count, bytes_without, bytes_with, rejected=not shrinks(records, candidate))
 
 
-def render_table(measurements: list[Measurement]) -> str:
-    """The measurements as a plain, right-aligned text table."""
+def render(document: Mapping[str, Any]) -> str:
+    """A compaction.json's measurements as a plain, right-aligned text table."""
     rows = [_COLUMNS] + [
         (
-            str(m.records),
-            str(m.bytes_without),
-            str(m.bytes_with),
-            str(m.saved_bytes),
-            f"{m.saved_percent:.1f}",
-            "rejected" if m.rejected else "accepted",
+            str(m["records"]),
+            str(m["bytes_without"]),
+            str(m["bytes_with"]),
+            str(m["saved_bytes"]),
+            f"{m['saved_percent']:.1f}",
+            "rejected" if m["rejected"] else "accepted",
         )
-        for m in measurements
+        for m in document["measurements"]
     ]
     widths = [max(len(row[column]) for row in rows) for column in range(len(_COLUMNS))]
     return "\n".join(
@@ -103,13 +107,22 @@ def main(argv: list[str] | None = None) -> None:
         "--json", type=Path, default=DEFAULT_JSON, metavar="PATH", help="where the numbers go"
     )
     arguments = parser.parse_args(argv)
+    started = time.perf_counter()
     measurements = [asyncio.run(measure(count, arguments.seed)) for count in arguments.sizes]
-    print(render_table(measurements))
+    run = {
+        "command": " ".join(
+            ["python -m bench.compaction", *(argv if argv is not None else sys.argv[1:])]
+        ),
+        "sizes": list(arguments.sizes),
+        "seed": arguments.seed,
+        "seconds": round(time.perf_counter() - started, 1),
+    }
     numbers = [
         {**asdict(m), "saved_bytes": m.saved_bytes, "saved_percent": m.saved_percent}
         for m in measurements
     ]
-    document = {"machine": machine(), "seed": arguments.seed, "measurements": numbers}
+    document = {"machine": machine(), "run": run, "measurements": numbers}
+    print(render(document))
     arguments.json.parent.mkdir(parents=True, exist_ok=True)
     arguments.json.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
 

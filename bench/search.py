@@ -15,12 +15,16 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import sqlite3
 import statistics
+import sys
 import tempfile
 import time
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 from bench.corpus import CORPUS_ACTOR, CORPUS_START
 from bench.report import machine
@@ -117,33 +121,47 @@ def _settings(store: Store) -> Settings:
     return load_settings(store.root, store.environment())
 
 
+def results(relevances: list[Relevance], latencies: list[Latency]) -> dict[str, Any]:
+    """The measurements as search.json holds them."""
+    return {
+        "relevance": [asdict(r) for r in relevances],
+        "latency": [asdict(row) for row in latencies],
+    }
+
+
 def render(relevances: list[Relevance], latencies: list[Latency]) -> str:
-    """Both tables, as plain right-aligned text."""
+    """Both tables, as `python -m bench.search` prints them."""
+    return render_document(results(relevances, latencies))
+
+
+def render_document(document: Mapping[str, Any]) -> str:
+    """Both tables of a search.json (or of results()), as plain right-aligned text."""
+    relevances, latencies = document["relevance"], document["latency"]
     quality_rows = [("backend", "records", "queries", "MRR", "top-1", "top-3")] + [
         (
-            r.backend,
-            str(r.records),
-            str(r.queries),
-            f"{r.mean_reciprocal_rank:.3f}",
-            f"{r.top1:.3f}",
-            f"{r.top3:.3f}",
+            r["backend"],
+            str(r["records"]),
+            str(r["queries"]),
+            f"{r['mean_reciprocal_rank']:.3f}",
+            f"{r['top1']:.3f}",
+            f"{r['top3']:.3f}",
         )
         for r in relevances
     ]
     latency_rows = [("backend", "records", "searches", "first ms", "p50 ms", "p95 ms", "max ms")]
     latency_rows += [
         (
-            row.backend,
-            str(row.records),
-            str(row.searches),
-            f"{row.first_ms:.1f}",
-            f"{row.p50_ms:.2f}",
-            f"{row.p95_ms:.2f}",
-            f"{row.max_ms:.1f}",
+            row["backend"],
+            str(row["records"]),
+            str(row["searches"]),
+            f"{row['first_ms']:.1f}",
+            f"{row['p50_ms']:.2f}",
+            f"{row['p95_ms']:.2f}",
+            f"{row['max_ms']:.1f}",
         )
         for row in latencies
     ]
-    misses = [f"  {r.backend} misses: {', '.join(r.misses) or 'none'}" for r in relevances]
+    misses = [f"  {r['backend']} misses: {', '.join(r['misses']) or 'none'}" for r in relevances]
     return "\n".join(
         [
             "Relevance (tests/search_relevance.py)",
@@ -156,7 +174,7 @@ def render(relevances: list[Relevance], latencies: list[Latency]) -> str:
     )
 
 
-def _table(rows: list[tuple[str, ...]]) -> str:
+def _table(rows: Sequence[Sequence[str]]) -> str:
     widths = [max(len(row[column]) for row in rows) for column in range(len(rows[0]))]
     return "\n".join(
         "  ".join(cell.rjust(width) for cell, width in zip(row, widths, strict=True))
@@ -189,12 +207,20 @@ def main(argv: list[str] | None = None) -> None:
     )
     arguments = parser.parse_args(argv)
     sizes = QUICK_SIZES if arguments.quick else SIZES
+    started = time.perf_counter()
     relevances, latencies = asyncio.run(run(sizes, arguments.repeat))
     print(render(relevances, latencies))
     numbers = {
-        "machine": machine(),
-        "relevance": [asdict(r) for r in relevances],
-        "latency": [asdict(row) for row in latencies],
+        "machine": {**machine(), "sqlite": sqlite3.sqlite_version},
+        "run": {
+            "command": " ".join(
+                ["python -m bench.search", *(argv if argv is not None else sys.argv[1:])]
+            ),
+            "sizes": list(sizes),
+            "repeat": arguments.repeat,
+            "seconds": round(time.perf_counter() - started, 1),
+        },
+        **results(relevances, latencies),
     }
     arguments.json.parent.mkdir(parents=True, exist_ok=True)
     arguments.json.write_text(json.dumps(numbers, indent=2) + "\n", encoding="utf-8")

@@ -1,15 +1,18 @@
 """`python -m bench.tables`: the READMEs' benchmark tables and the latency plot, from the JSON.
 
-Every figure the READMEs quote from `python -m bench` sits between two marker comments,
+Every figure the READMEs quote from a benchmark (`python -m bench`, its `--quick` and
+`--peers` runs, `python -m bench.compaction`, `bench.search`, `bench.web`, and the container
+step's `bench.container`) sits between two marker comments,
 
     <!-- bench:table:NAME -->
     ...generated...
     <!-- /bench:table -->
 
 and this script rewrites what is between them from bench/results/*.json (TABLES says which
-file each NAME comes from), and writes bench/results/latency.svg, latency against store size
-per backend and operation, from latest.json. `--check` changes nothing and exits 1 when a
-README or the plot is not what the JSON gives (tests/unit/test_bench_tables.py checks it).
+file each NAME comes from, rendered by the function its producer prints it with), and writes
+bench/results/latency.svg, latency against store size per backend and operation, from
+latest.json. `--check` changes nothing and exits 1 when a README or the plot is not what the
+JSON gives (tests/unit/test_bench_tables.py checks it).
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from bench import compaction, search
 from bench.report import Measurement, measurement_from_json, number, render_table
 
 REPOSITORY = Path(__file__).resolve().parents[1]
@@ -31,6 +35,8 @@ RESULTS = Path(__file__).with_name("results")
 READMES = (REPOSITORY / "README.md", Path(__file__).with_name("README.md"))
 PLOT = RESULTS / "latency.svg"
 PLOTTED_FROM = "latest.json"
+CONTAINER_STEP = ".ci/container.sh"
+"""What measures the container figures (and has bench.container write container.json)."""
 
 _BLOCK = re.compile(
     r"(<!-- bench:table:(?P<name>[a-z0-9-]+) -->\n)(?P<body>.*?)(<!-- /bench:table -->)",
@@ -51,24 +57,41 @@ def measurements(document: Document) -> list[Measurement]:
     return [measurement_from_json(fields) for fields in document["measurements"]]
 
 
-def caption(document: Document, source: str) -> str:
-    """Where and when a results file was measured, by which command, in how long."""
+def caption(document: Document, source: str, command: str | None = None) -> str:
+    """Where and when a results file was measured, by which command, in how long.
+
+    command stands in for a file whose run does not name the command that made it.
+    """
     machine, run = document["machine"], document["run"]
     when = datetime.fromisoformat(machine["date"]).strftime("%Y-%m-%d %H:%M UTC")
+    sqlite = f", SQLite {machine['sqlite']}" if "sqlite" in machine else ""
     load_average = run.get("load_average_at_start", machine.get("load_average"))
     loaded = f", load average {load_average[0]:.2f} at the start" if load_average else ""
     return (
         f"Measured {when} on {machine['cores']} cores ({machine['cpu']}, Python "
-        f"{machine['python']}{loaded}) with `{run['command']}` in {run['seconds']:.0f} s "
-        f"(`bench/results/{source}`):"
+        f"{machine['python']}{sqlite}{loaded}) with `{run.get('command', command)}` in "
+        f"{run['seconds']:.0f} s (`bench/results/{source}`):"
     )
 
 
-def full_table(results: Path, source: str) -> str:
-    """A run's whole table, as `python -m bench` printed it, under its caption."""
+def captioned(
+    results: Path, source: str, render: Callable[[Document], str], command: str | None = None
+) -> str:
+    """A results file's table, rendered as its producer printed it, under its caption."""
     document = load(results, source)
-    table = render_table(measurements(document), floors=False)
-    return f"{caption(document, source)}\n\n```\n{table}\n```\n"
+    return f"{caption(document, source, command)}\n\n```\n{render(document)}\n```\n"
+
+
+def full_table(results: Path, source: str, floors: bool = False, command: str | None = None) -> str:
+    """A file in latest.json's format whole, as `python -m bench` prints it, under its caption.
+
+    floors=False leaves out the list of what each floor is: bench/README.md describes them.
+    """
+
+    def render(document: Document) -> str:
+        return render_table(measurements(document), floors=floors)
+
+    return captioned(results, source, render, command)
 
 
 def peers_summary(results: Path, source: str = "peers.json") -> str:
@@ -101,6 +124,12 @@ TABLES: dict[str, Callable[[Path], str]] = {
     "quick": lambda results: full_table(results, "quick.json"),
     "peers": lambda results: full_table(results, "peers.json"),
     "peers-summary": peers_summary,
+    "compaction": lambda results: captioned(results, "compaction.json", compaction.render),
+    "search": lambda results: captioned(results, "search.json", search.render_document),
+    "web": lambda results: full_table(results, "web.json", floors=True),
+    "container": lambda results: full_table(
+        results, "container.json", floors=True, command=CONTAINER_STEP
+    ),
 }
 """Each marker's name and what it generates from the results folder."""
 

@@ -9,8 +9,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from bench import tables
-from bench.report import Measurement, Target, missing, render_table, write_json
+import pytest
+
+from bench import compaction, search, tables
+from bench.report import Measurement, Target, machine, missing, render_table, write_json
 from bench.saves import RevisionCheck
 
 
@@ -71,6 +73,58 @@ def test_the_plot_is_the_same_svg_every_time(tmp_path: Path) -> None:
     assert svg.startswith("<svg ")
     assert svg.endswith("</svg>\n")
     assert svg.count("<polyline") == 1  # only lazy/search has two sizes
+
+
+def test_a_benchmark_of_its_own_format_is_rendered_by_its_producer_s_function(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    compaction.main(["--sizes", "10", "--json", str(tmp_path / "compaction.json")])
+    printed = capsys.readouterr().out
+    relevance = search.Relevance("sqlite", 232, 43, 0.9, 0.8, 0.95, ("who owns webhooks",))
+    latency = search.Latency("files", 1_000, 144, 27.4, 0.41, 1.78, 3.2)
+    document = {
+        "machine": {**machine(), "sqlite": "3.40.1"},
+        "run": {"command": "python -m bench.search", "seconds": 52.0},
+        **search.results([relevance], [latency]),
+    }
+    (tmp_path / "search.json").write_text(json.dumps(document), encoding="utf-8")
+    text = "<!-- bench:table:compaction -->\n<!-- /bench:table -->\n" + (
+        "<!-- bench:table:search -->\n<!-- /bench:table -->\n"
+    )
+
+    generated = tables.rewrite(text, tmp_path)
+
+    assert f"```\n{printed}```\n<!-- /bench:table -->\n<!-- bench:table:search" in generated
+    assert "with `python -m bench.compaction --sizes 10 --json " in generated
+    assert f"```\n{search.render([relevance], [latency])}\n```\n" in generated
+    assert "Python " in generated
+    assert ", SQLite 3.40.1, load average " in generated
+    assert "files misses" not in generated
+    assert "sqlite misses: who owns webhooks" in generated
+
+
+def test_a_results_file_that_names_no_command_is_captioned_with_its_producer(
+    tmp_path: Path,
+) -> None:
+    row = Measurement("container image size", "podman", 0, 281.3, "MB", floor=178.1)
+    write_json(tmp_path / "container.json", [row], {"image": "lazy-memory:ci"}, 97.6)
+
+    generated = tables.TABLES["container"](tmp_path)
+
+    assert "with `.ci/container.sh` in 98 s (`bench/results/container.json`):" in generated
+    assert render_table([row]) in generated  # with its floors, as bench.container prints it
+
+
+def test_the_committed_readmes_mark_every_figure_and_every_table_has_its_json() -> None:
+    bench_readme, readme = (
+        tables.marked_tables(path.read_text(encoding="utf-8"))
+        for path in (tables.READMES[1], tables.READMES[0])
+    )
+
+    assert set(bench_readme) >= {"latest", "quick", "peers", "compaction", "search", "container"}
+    assert set(readme) >= {"latest", "peers-summary"}
+    for name, generate in tables.TABLES.items():
+        assert generate(tables.RESULTS).startswith("Measured "), name
 
 
 def test_the_committed_readmes_and_plot_are_what_the_committed_json_gives() -> None:
