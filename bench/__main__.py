@@ -22,7 +22,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from bench import cli, engine, mcp_tools, peers, saves
+from bench import cli, engine, launch, mcp_tools, peers, postgres, saves, startup
+from bench.flatness import flatness, recall_timings
 from bench.plan import Fixtures, Plan
 from bench.report import (
     Measurement,
@@ -62,9 +63,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--repeat", type=int, metavar="N", help="runs of each whole-process step")
     parser.add_argument("--requests", type=int, metavar="N", help="timed requests per latency")
     parser.add_argument("--saves", type=int, metavar="N", help="saves per batch and client")
-    parser.add_argument(
-        "--backends", nargs="+", choices=available_backends(), default=available_backends()
-    )
+    parser.add_argument("--backends", nargs="+", choices=available_backends(scratch=True))
     parser.add_argument(
         "--peers",
         nargs="*",
@@ -100,7 +99,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     with tempfile.TemporaryDirectory(prefix="lazy-bench-") as workdir:
         plan = Plan(
             sizes=tuple(sorted(arguments.sizes or defaults.sizes)),
-            backends=tuple(arguments.backends),
+            backends=tuple(arguments.backends or available_backends(scratch=True)),
             repeat=arguments.repeat or defaults.repeat,
             requests=arguments.requests or defaults.requests,
             saves=arguments.saves or defaults.saves,
@@ -108,7 +107,10 @@ def main(argv: Sequence[str] | None = None) -> None:
             workdir=Path(workdir),
         )
         if arguments.peers is None:
-            measurements = asyncio.run(run(plan))
+            with postgres.scratch_postgres(plan.workdir, plan.backends):
+                measurements = asyncio.run(run(plan))
+            if arguments.backends is None:
+                measurements = postgres.not_measured() + measurements
         else:
             chosen = [p for p in peers.PEERS if not arguments.peers or p.name in arguments.peers]
             measurements = asyncio.run(run_peers(plan, chosen))
@@ -158,16 +160,21 @@ async def run(plan: Plan) -> list[Measurement]:
             _progress(f"{backend}: {records:,} records: warm engine, then sequential saves")
             corpus = await fixtures.store(backend, records)
             measurements += await engine.warm(plan, corpus, bare)
-            measurements += cli.launch_commands(plan, corpus, cli_floor)
+            measurements += await recall_timings(plan, corpus)
+            measurements += await launch.launch_path(plan, corpus, cli_floor)
             sequential.append(await saves.sequential(plan, corpus))
         measurements += saves.sequential_rows(sequential)
+        measurements += launch.growth(measurements, backend)
         _progress(f"{backend}: {saves.CLIENTS} concurrent clients")
         concurrent_store = await fixtures.store(backend, _nearest(sizes, saves.TARGET_RECORDS))
         measurements += await saves.concurrent(plan, concurrent_store)
         _progress(f"{backend}: MCP tools")
         mcp_store = await fixtures.store(backend, min(mcp_tools.TARGET_RECORDS, sizes[-1]))
         measurements += await mcp_tools.tools(plan, mcp_store)
-    return _grouped(measurements, plan)
+    _progress("import times: lazy memory list, the hook after a write, lazy engine")
+    smallest_stores = [await fixtures.store(b, _sizes(plan, b)[0]) for b in plan.backends]
+    measurements += await startup.imports(plan, smallest_stores)
+    return _grouped(measurements + flatness(measurements), plan)
 
 
 async def run_peers(plan: Plan, chosen: Sequence[peers.Peer]) -> list[Measurement]:

@@ -10,10 +10,13 @@ by one would take most of the run:
 - files: `memory-history.json`, the backend's source of truth, is written once in its own
   format (one history entry per line, as JSON); the backend's journal then writes the
   `memories.json` checkpoint from it, as a write would, so it derives its own index.
-- postgres (only with LAZY_PG_DSN): `fill_store` through the backend itself, at up to
-  POSTGRES_MAX_RECORDS records, since nothing outside it knows its schema.
+- postgres (LAZY_PG_DSN, or the run's scratch server: bench/postgres.py): a first write
+  creates and migrates the schema and the project's counter row, then one transaction
+  inserts every record with the backend's own statement and search columns, and the history
+  numbered in order (bench/postgres.py's bulk_load).
 
-A store is built once per run and copied (a folder copy) before anything writes to it.
+A store is built once per run and, for an embedded backend, copied (a folder copy) before
+anything writes to it; a postgres store is the same rows for everything measured at its size.
 """
 
 from __future__ import annotations
@@ -26,7 +29,8 @@ from dataclasses import dataclass, replace
 from datetime import timedelta
 from pathlib import Path
 
-from bench.corpus import CORPUS_ACTOR, CORPUS_START, fill_store, realistic_records
+from bench.corpus import CORPUS_ACTOR, CORPUS_START, realistic_records
+from bench.postgres import bulk_load, postgres_unavailable
 from lazy_memory.adapters import BACKENDS, open_storage
 from lazy_memory.adapters.config import Settings, load_settings
 from lazy_memory.adapters.files_journal import Journal
@@ -35,8 +39,8 @@ from lazy_memory.engine.records import HistoryEntry, Operation
 EMBEDDED_BACKENDS = ("sqlite", "files")
 """The backends that need nothing but a folder."""
 
-POSTGRES_MAX_RECORDS = 10_000
-"""fill_store saves one record per round trip: bigger PostgreSQL stores would take minutes."""
+POSTGRES_MAX_RECORDS = 100_000
+"""The largest PostgreSQL store a run builds: the largest size any target is set at."""
 
 _CLEARED_VARIABLES = ("LAZY_ACTOR", "LAZY_TASK_ID", "LAZY_REMOTE", "LAZY_TOKEN", "LAZY_TLS_CA")
 
@@ -70,10 +74,16 @@ class Store:
         return environment | extra
 
 
-def available_backends() -> list[str]:
-    """The embedded backends, and postgres when LAZY_PG_DSN is set and the backend exists."""
+def available_backends(scratch: bool = False) -> list[str]:
+    """The embedded backends, and postgres when LAZY_PG_DSN is set and the backend exists.
+
+    With scratch, postgres also when a scratch server can be started: for a caller that runs
+    inside bench.postgres.scratch_postgres.
+    """
     backends = list(EMBEDDED_BACKENDS)
-    if os.environ.get("LAZY_PG_DSN") and "postgres" in BACKENDS:
+    if "postgres" in BACKENDS and (
+        os.environ.get("LAZY_PG_DSN") or (scratch and postgres_unavailable() is None)
+    ):
         backends.append("postgres")
     return backends
 
@@ -101,11 +111,7 @@ async def build_store(backend: str, records: int, parent: Path) -> Store:
     elif backend == "files":
         await _build_files(store)
     else:
-        storage = await open_storage(_settings(store))
-        try:
-            await fill_store(storage, records)
-        finally:
-            await storage.aclose()
+        await _build_postgres(store)
     return store
 
 
@@ -131,13 +137,26 @@ def _settings(store: Store) -> Settings:
     return load_settings(store.root, store.environment())
 
 
-async def _build_sqlite(store: Store) -> None:
-    # A first write creates the file and applies every migration: the schema is the real one.
+async def _first_write(store: Store) -> None:
+    """A write that changes no record: the backend creates its store and applies every
+    migration, so the schema is the real one."""
     storage = await open_storage(_settings(store))
     try:
         await storage.clear_compact()
     finally:
         await storage.aclose()
+
+
+async def _build_postgres(store: Store) -> None:
+    await _first_write(store)
+    settings = _settings(store)
+    if settings.pg_dsn is None:
+        raise RuntimeError("a postgres store needs LAZY_PG_DSN")
+    await bulk_load(settings.pg_dsn, settings.project_key, corpus_history(store.records))
+
+
+async def _build_sqlite(store: Store) -> None:
+    await _first_write(store)
     rows = [_sqlite_row(entry) for entry in corpus_history(store.records)]
     connection = sqlite3.connect(store.data_dir / "memory.db", isolation_level=None)
     try:
