@@ -1,14 +1,16 @@
-"""The SessionStart hook's last section, kept beside a SQLite store to be shown again as is.
+"""The SessionStart hook's last section, kept beside a SQLite or files store to be shown again.
 
 Every session start runs the hook, and most find the store as the last one left it. Rendering
 the section needs the engine's models (pydantic) and asyncio, several times the cost of the
 process itself; showing it again needs neither. So a builder's hook that rendered a section
 keeps it in `<data>/launch-cache.json` under a key of everything it depended on: the role,
-the hook's limit and warn_bytes, the database and WAL files as the file system has them
-and the WAL index's header (SQLite counts every write transaction there, so any commit, a
-compact's included, changes the key even within one tick of the file times), and the
-renderer's own modules. The next hook computes the key with a few
-stat calls and, when it matches, prints the kept text without importing the engine.
+the hook's limit and warn_bytes, the store's files as the file system has them, and the
+renderer's own modules. For SQLite those files are the database and its WAL, plus the WAL
+index's header (SQLite counts every write transaction there, so any commit, a compact's
+included, changes the key even within one tick of the file times); for the files backend,
+the history (every write appends to it), the checkpoint and the compact (both replaced
+whole, so a new inode). The next hook computes the key with a few stat calls and, when it
+matches, prints the kept text without importing the engine.
 
 The key is taken before the store is read, so a write that lands while a section is being
 rendered leaves a key that no longer matches. Only a section that could be read is kept,
@@ -43,25 +45,35 @@ _RENDERER = (
 """The modules a hook's section comes out of: a new version of any renders anew."""
 
 
+_STORE_FILES = {
+    "sqlite": ("memory.db", "memory.db-wal"),
+    "files": ("memory-history.json", "memories.json", "memory-compact.json"),
+}
+"""Each backend's files, the first of which exists once the store does. Spelled out rather
+than imported from the adapters, which import pydantic: the kept path must not."""
+
+
 def cache_key(settings: Settings, role: str) -> str | None:
     """The key of the section the hook of role would render now; None if it is not kept
-    (another backend than SQLite, or no store yet)."""
-    if settings.backend != "sqlite" or settings.remote:
+    (a backend with no files here, or no store yet)."""
+    names = _STORE_FILES.get(settings.backend)
+    if names is None or settings.remote:
         return None
-    database = settings.data_dir / "memory.db"
-    parts = [role, str(settings.hook_limit_chars), str(settings.warn_bytes), str(database)]
-    for path in (database, database.with_name("memory.db-wal")):
+    first, *others = (settings.data_dir / name for name in names)
+    parts = [role, str(settings.hook_limit_chars), str(settings.warn_bytes), str(first)]
+    for path in (first, *others):
         try:
             status = os.stat(path)
         except FileNotFoundError:
-            if path == database:
+            if path == first:
                 return None
             parts.append("-")
             continue
         except OSError:
             return None
         parts.append(f"{status.st_ino}:{status.st_size}:{status.st_mtime_ns}")
-    parts.append(_wal_index_header(database.with_name("memory.db-shm")))
+    if settings.backend == "sqlite":
+        parts.append(_wal_index_header(first.with_name("memory.db-shm")))
     for module in _RENDERER:
         try:
             status = os.stat(_PACKAGE / module)

@@ -1,6 +1,6 @@
 """The hook shows the section the last one kept while the store is as it left it, and only then.
 
-A builder's hook keeps the section it rendered beside the SQLite store
+A builder's hook keeps the section it rendered beside a SQLite or files store
 (adapters/launch_cache.py); the next one shows it without importing the engine. What it shows
 must be what rendering would show, byte for byte on stdout and stderr, and any change to the
 store, its settings or the session's role must render anew.
@@ -14,11 +14,21 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.e2e.conftest import Lazy
 
 KEPT = "launch-cache.json"
 HOOK = ("memory", "context", "--hook")
 OVER = "Injected memory context is over the advisory size threshold. Run lazy doctor for details."
+
+
+@pytest.fixture(params=["sqlite", "files"])
+def backend(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Each test runs on both backends that keep a section."""
+    backend: str = request.param
+    monkeypatch.setenv("LAZY_STORAGE", backend)
+    return backend
 
 
 def hook(lazy: Lazy, environment: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
@@ -61,7 +71,7 @@ def imports_of_a_hook(project: Path) -> set[str]:
 
 
 def test_a_kept_section_is_what_rendering_shows_and_imports_no_engine(
-    lazy: Lazy, project: Path, isolated_environment: Path
+    lazy: Lazy, project: Path, isolated_environment: Path, backend: str
 ) -> None:
     (project / "lazy.toml").write_text("[memory]\nwarn_bytes = 500\n")
     seeded(lazy, 30)  # over warn_bytes: the warning is said every time
@@ -78,7 +88,7 @@ def test_a_kept_section_is_what_rendering_shows_and_imports_no_engine(
 
 
 def test_every_change_to_the_store_renders_anew(
-    lazy: Lazy, project: Path, isolated_environment: Path
+    lazy: Lazy, project: Path, isolated_environment: Path, backend: str
 ) -> None:
     seeded(lazy, 3)
     hook(lazy)
@@ -94,7 +104,13 @@ def test_every_change_to_the_store_renders_anew(
     assert cleared.returncode == 0, cleared.stderr
     assert hook(lazy).stdout != compacted
 
-    # A write by another program, straight into the database, moves the key too.
+
+def test_a_write_straight_into_the_database_renders_anew(
+    lazy: Lazy, project: Path, isolated_environment: Path
+) -> None:
+    seeded(lazy, 3)
+    hook(lazy)
+    # A write by another program, not through lazy-memory, moves the key too.
     with sqlite3.connect(isolated_environment / "memory.db") as connection:
         connection.execute(
             "UPDATE records SET description = 'edited behind' WHERE name = ?", ("note-2",)
@@ -103,7 +119,7 @@ def test_every_change_to_the_store_renders_anew(
 
 
 def test_settings_and_roles_render_anew(
-    lazy: Lazy, project: Path, isolated_environment: Path
+    lazy: Lazy, project: Path, isolated_environment: Path, backend: str
 ) -> None:
     (project / "lazy.toml").write_text("[memory]\nwarn_bytes = 500\n")
     seeded(lazy, 30)
@@ -122,7 +138,7 @@ def test_settings_and_roles_render_anew(
 
 
 def test_a_damaged_kept_section_is_rendered_anew(
-    lazy: Lazy, project: Path, isolated_environment: Path
+    lazy: Lazy, project: Path, isolated_environment: Path, backend: str
 ) -> None:
     seeded(lazy, 3)
     rendered = hook(lazy)
@@ -133,7 +149,7 @@ def test_a_damaged_kept_section_is_rendered_anew(
 
 
 def test_a_store_not_made_yet_keeps_nothing(
-    lazy: Lazy, project: Path, isolated_environment: Path
+    lazy: Lazy, project: Path, isolated_environment: Path, backend: str
 ) -> None:
     hook(lazy)
     assert not isolated_environment.exists()
@@ -147,15 +163,15 @@ def test_the_fast_path_is_the_hook_lazy_init_writes() -> None:
 
 
 def test_a_store_broken_after_a_kept_section_gives_the_marker(
-    lazy: Lazy, isolated_environment: Path
+    lazy: Lazy, isolated_environment: Path, backend: str
 ) -> None:
     seeded(lazy, 3)
     hook(lazy)
     assert (isolated_environment / KEPT).is_file()
-    database = isolated_environment / "memory.db"
-    damaged = bytearray(database.read_bytes())
+    store = isolated_environment / ("memory.db" if backend == "sqlite" else "memory-history.json")
+    damaged = bytearray(store.read_bytes())
     damaged[:16] = b"not a database!!"
-    database.write_bytes(bytes(damaged))
+    store.write_bytes(bytes(damaged))
 
     broken = hook(lazy)
     assert broken.stdout.startswith("MEMORY INDEX UNAVAILABLE ("), broken.stdout
