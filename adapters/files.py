@@ -35,7 +35,7 @@ from lazy_memory.engine.errors import (
     StorageUnavailable,
 )
 from lazy_memory.engine.index import IndexEntry
-from lazy_memory.engine.ports import ChangeListener
+from lazy_memory.engine.ports import ChangeListener, IndexBatches
 from lazy_memory.engine.records import (
     Actor,
     HistoryEntry,
@@ -49,6 +49,8 @@ from lazy_memory.engine.search_model import SearchHit, SearchQuery
 from lazy_memory.engine.search_ranking import SearchIndex
 
 _COMPACT = "memory-compact.json"
+_INDEX_BATCH = 1_000
+"""Index entries handed to a fold at a time."""
 # put_compact takes no lock, so only a compact temp file this old is surely abandoned.
 _STALE_COMPACT_SECONDS = 3600.0
 
@@ -100,16 +102,16 @@ class FileStorage:
         """Every live record's index entry (no body), ordered by name."""
 
         def entries(index: Index) -> list[IndexEntry]:
-            slots, times = index.slots, index.times
-            entries = []
-            for name in index.live:
-                slot = slots[name]
-                entries.append(
-                    IndexEntry(name, slot.type, slot.description, slot.revision, times[name])
-                )
+            entries: list[IndexEntry] = []
+            for batch in _index_batches(index):
+                entries += batch
             return entries
 
         return await self._read(entries)
+
+    async def fold_index(self, fold: Callable[[IndexBatches], _T]) -> _T:
+        """fold's answer on the index, each batch of entries made as fold comes to it."""
+        return await self._read(lambda index: fold(_index_batches(index)))
 
     async def change_marker(self) -> str:
         """This handle, and how many changes of the files it has seen.
@@ -322,6 +324,17 @@ def _mode(target: Path) -> int:
         return stat.S_IMODE(target.stat().st_mode)
     except FileNotFoundError:
         return 0o644
+
+
+def _index_batches(index: Index) -> IndexBatches:
+    """The live index's entries, ordered by name, _INDEX_BATCH at a time."""
+    slots, times, live = index.slots, index.times, index.live
+    for start in range(0, len(live), _INDEX_BATCH):
+        batch = []
+        for name in live[start : start + _INDEX_BATCH]:
+            slot = slots[name]
+            batch.append(IndexEntry(name, slot.type, slot.description, slot.revision, times[name]))
+        yield batch
 
 
 @contextlib.contextmanager

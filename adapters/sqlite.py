@@ -62,12 +62,14 @@ from lazy_memory.adapters.sqlite_tables import (
     REMOVED_QUERY,
     Row,
     index,
+    index_batches,
     latest_revision_and_size,
 )
 from lazy_memory.adapters.sqlite_writer import open_writer, transaction
 from lazy_memory.engine.compact import Compact
 from lazy_memory.engine.errors import Conflict, NotFound, StorageUnavailable
 from lazy_memory.engine.index import IndexEntry
+from lazy_memory.engine.ports import IndexBatches
 from lazy_memory.engine.records import (
     Actor,
     HistoryEntry,
@@ -137,6 +139,11 @@ class SqliteStorage:
     async def list_index(self) -> list[IndexEntry]:
         """Every live record's index entry, ordered by name; bodies are never read."""
         return await self._run(index)
+
+    async def fold_index(self, fold: Callable[[IndexBatches], _T]) -> _T:
+        """fold's answer on the index, read in batches from the cursor on the connection's
+        thread: a read made again (sqlite_reader.py) folds again from the start."""
+        return await self._run(lambda connection: fold(index_batches(connection)))
 
     async def change_marker(self) -> str:
         """This handle, the other connections' commits it has seen, and its own writes."""

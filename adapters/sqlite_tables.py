@@ -7,6 +7,7 @@ The columns and the mapping of a row to a record are the SQL backends' shared on
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Iterator
 from datetime import datetime
 
 from lazy_memory.adapters.sql_rows import HISTORY_COLUMNS, TYPES, Dialect
@@ -30,6 +31,8 @@ INDEX_QUERY = (
     "WHERE deleted = 0 ORDER BY name"
 )
 """The index of live records; the records_live_index covers it, so no body is ever read."""
+INDEX_BATCH = 1_000
+"""Index entries read from the cursor at a time."""
 LIVE_REVISIONS_QUERY = "SELECT name, revision FROM records WHERE deleted = 0"
 REMOVED_QUERY = "SELECT name FROM records WHERE deleted = 1 ORDER BY name"
 
@@ -88,13 +91,24 @@ class Row:
 
 def index(connection: sqlite3.Connection) -> list[IndexEntry]:
     """Every live record's index entry, ordered by name."""
+    entries: list[IndexEntry] = []
+    for batch in index_batches(connection):
+        entries += batch
+    return entries
+
+
+def index_batches(connection: sqlite3.Connection) -> Iterator[list[IndexEntry]]:
+    """Every live record's index entry, ordered by name, INDEX_BATCH at a time.
+
+    Straight from the cursor, so no list of rows, nor of the whole index, is ever held.
+    """
     cursor = connection.execute(INDEX_QUERY)
-    # Straight from the cursor, so no second list of rows is ever held.
     parse = datetime.fromisoformat
-    return [
-        IndexEntry(name, TYPES[type_], description, revision, parse(updated_at))
-        for name, type_, description, revision, updated_at in cursor
-    ]
+    while rows := cursor.fetchmany(INDEX_BATCH):
+        yield [
+            IndexEntry(name, TYPES[type_], description, revision, parse(updated_at))
+            for name, type_, description, revision, updated_at in rows
+        ]
 
 
 def latest_revision_and_size(connection: sqlite3.Connection, name: str) -> tuple[int, int]:

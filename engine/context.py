@@ -9,7 +9,7 @@ the advisory size, a one-line pointer to `lazy doctor` for builders, never count
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from enum import StrEnum
 
 from pydantic import BaseModel
@@ -47,6 +47,8 @@ OVER_THRESHOLD_LOG = (
 DOCTOR_POINTER = (
     "(This memory section is over its advisory size: run `lazy doctor` to see why and what helps.)"
 )
+_BATCH = 1_000
+"""Records whose lines launch_context joins at a time."""
 
 
 class Role(StrEnum):
@@ -88,7 +90,7 @@ def assemble(records: Sequence[Indexed], compact: Compact | None, removed: Seque
     a line that imitates the preamble, a heading or the unavailable marker; every stored text
     in it is made visible (engine/visible.py), so the sizes measure what is printed.
     """
-    return "\n".join(_parts(records, compact, removed))
+    return "\n".join(_parts([records], compact, removed))
 
 
 def assembled_size(
@@ -96,7 +98,7 @@ def assembled_size(
 ) -> int:
     """size_of(assemble(...)), measured line by line: the section itself is never built."""
     size = -1  # n parts are joined by n - 1 newlines
-    for part in _parts(records, compact, removed):
+    for part in _parts([records], compact, removed):
         size += size_of(part) + 1
     return size
 
@@ -109,7 +111,23 @@ def launch_context(
     warn_bytes: int,
 ) -> LaunchContext:
     """The section for a launch of role, with the builder's doctor pointer when over size."""
-    parts = list(_parts(records, compact, removed))
+    batches = (records[start : start + _BATCH] for start in range(0, len(records), _BATCH))
+    return batched_launch_context(role, batches, compact, removed, warn_bytes)
+
+
+def batched_launch_context(
+    role: Role,
+    batches: Iterable[Sequence[Indexed]],
+    compact: Compact | None,
+    removed: Sequence[str],
+    warn_bytes: int,
+) -> LaunchContext:
+    """launch_context of the records in batches (ordered by name, as a store lists them).
+
+    Each batch's lines are joined as it comes: at 100,000 records the section is 14 MB, and
+    its 100,000 lines as strings would be 19 MB more.
+    """
+    parts = list(_parts(batches, compact, removed, joined=True))
     size = sum(map(size_of, parts)) + len(parts) - 1
     over = size > warn_bytes
     if over and role == Role.BUILDER:
@@ -153,19 +171,31 @@ def unavailable_context(role: Role, error: str, warn_bytes: int) -> LaunchContex
 
 
 def _parts(
-    records: Sequence[Indexed], compact: Compact | None, removed: Sequence[str]
+    batches: Iterable[Sequence[Indexed]],
+    compact: Compact | None,
+    removed: Sequence[str],
+    *,
+    joined: bool = False,
 ) -> Iterator[str]:
     """The section's lines, one part each; the last is empty, for the final newline.
 
-    One at a time, so a measure of a 100,000-record section never holds all its lines.
+    One at a time, so a measure of a 100,000-record section never holds all its lines. With
+    joined, a batch's index lines come as one part, joined by newlines as the parts are.
     """
+
+    def lines(records: Sequence[Indexed]) -> Iterator[str]:
+        if not joined:
+            yield from map(index_line, records)
+        elif records:
+            yield "\n".join(map(index_line, records))
+
     if compact is None:
         yield PREAMBLE
         yield ""
         empty = True
-        for record in records:
-            empty = False
-            yield index_line(record)
+        for batch in batches:
+            empty = empty and not batch
+            yield from lines(batch)
         if empty:
             yield EMPTY
         yield ""
@@ -174,11 +204,14 @@ def _parts(
     yield visible_text(compact.preamble)
     yield ""
     yield visible_text(compact.summary.rstrip("\n"))
-    newer = written_since(records, compact)
-    if newer:
-        yield ""
-        yield WRITTEN_SINCE
-        yield from map(index_line, newer)
+    headed = False
+    for batch in batches:
+        newer = written_since(batch, compact)
+        if newer and not headed:
+            yield ""
+            yield WRITTEN_SINCE
+            headed = True
+        yield from lines(newer)
     if removed:
         yield ""
         yield REMOVED_SINCE

@@ -16,7 +16,7 @@ No line is ever cut to fit, and every name stays reachable from what the model i
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from datetime import datetime
 
 from pydantic import BaseModel
@@ -46,6 +46,8 @@ NOT_LISTED = (
 )
 _MARKER_ROOM = 200
 """What a fitted marker keeps clear of its limit, besides the error text, for its own words."""
+_LINES_BLOCK = 1 << 20
+"""Characters of a section split into lines at a time, when it is paged."""
 
 
 class Newest(BaseModel):
@@ -131,26 +133,45 @@ def pages(text: str, limit: int, next_call: str) -> list[str]:
     `lazy_memory_recall(page={page})`. A single line longer than a page (only an imported
     description can be) is the one thing split, at the page's end.
     """
+    chunks = ["".join(lines) for lines in _paged(text, limit, next_call)]
+    total = len(chunks)
+    for number in range(1, total):
+        # One page at a time: the pages of a 14 MB section are never held twice.
+        chunks[number - 1] += "\n" + _footer(next_call, number, total) + "\n"
+    return chunks
+
+
+def page(text: str, limit: int, next_call: str, number: int) -> tuple[str | None, int]:
+    """Page number (from 1) of pages(text, limit, next_call), None past the last, and how
+    many pages there are: without holding the others."""
+    shown: list[str] | None = None
+    total = 0
+    for lines in _paged(text, limit, next_call):
+        total += 1
+        if total == number:
+            shown = lines
+    if shown is None:
+        return None, total
+    chunk = "".join(shown)
+    return (
+        chunk if number == total else chunk + "\n" + _footer(next_call, number, total) + "\n"
+    ), total
+
+
+def _paged(text: str, limit: int, next_call: str) -> Iterator[list[str]]:
+    """The lines of each page of text, before its footer; a page at least, if text is empty."""
     footer_room = harness_length(_footer(next_call, 99_999, 99_999)) + 1
     room = max(limit - footer_room, 1)
-    chunks: list[str] = []
     current: list[str] = []
     used = 0
-    for line in _lines_within(text.splitlines(keepends=True), room):
+    for line in _lines_within(_lines(text), room):
         cost = harness_length(line)
         if current and used + cost > room:
-            chunks.append("".join(current))
+            yield current
             current, used = [], 0
         current.append(line)
         used += cost
-    chunks.append("".join(current))
-    if len(chunks) == 1:
-        return chunks
-    total = len(chunks)
-    return [
-        chunk if number == total else chunk + "\n" + _footer(next_call, number, total) + "\n"
-        for number, chunk in enumerate(chunks, start=1)
-    ]
+    yield current
 
 
 def _footer(next_call: str, number: int, total: int) -> str:
@@ -158,17 +179,30 @@ def _footer(next_call: str, number: int, total: int) -> str:
     return f"(page {number} of {total} of this memory index: {call} gives page {number + 1})"
 
 
-def _lines_within(lines: list[str], room: int) -> list[str]:
-    out: list[str] = []
+def _lines(text: str) -> Iterator[str]:
+    """text.splitlines(keepends=True), a block of text at a time rather than all at once.
+
+    A block's last line is carried into the next block, as it may go on there (a `\r` at a
+    block's end may be the first half of a `\r\n`); the lines before it cannot.
+    """
+    carried = ""
+    for start in range(0, len(text), _LINES_BLOCK):
+        lines = (carried + text[start : start + _LINES_BLOCK]).splitlines(keepends=True)
+        carried = lines.pop()
+        yield from lines
+    if carried:
+        yield carried
+
+
+def _lines_within(lines: Iterable[str], room: int) -> Iterator[str]:
     for line in lines:
         while harness_length(line) > room:
             cut = room
             while harness_length(line[:cut]) > room:
                 cut -= 1
-            out.append(line[:cut] + "\n")
+            yield line[:cut] + "\n"
             line = line[cut:]
-        out.append(line)
-    return out
+        yield line
 
 
 def _closing(missing: int, total: int, listed: int, limit: int) -> str:

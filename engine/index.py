@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import NamedTuple, Protocol, TypeVar
 
@@ -92,3 +93,17 @@ def index_line(record: Indexed) -> str:
     if not name.isprintable():
         name = visible_line(name)
     return f"- {name} ({record.type.value}): {shown_description(record.description)}"
+
+
+def index_page(
+    batches: Iterable[Sequence[IndexEntry]], *, page: int, size: int
+) -> tuple[list[IndexEntry], int]:
+    """The entries of page page (from 1) in pages of size, and how many entries there are."""
+    start, stop = (page - 1) * size, page * size
+    shown: list[IndexEntry] = []
+    count = 0
+    for batch in batches:
+        if count < stop and count + len(batch) > start:
+            shown += batch[max(0, start - count) : stop - count]
+        count += len(batch)
+    return shown, count

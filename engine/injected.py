@@ -15,6 +15,7 @@ from lazy_memory.engine.context import (
     OVER_THRESHOLD_LOG,
     LaunchContext,
     Role,
+    batched_launch_context,
     launch_context,
     reframed,
     unavailable_context,
@@ -22,6 +23,7 @@ from lazy_memory.engine.context import (
 from lazy_memory.engine.delivery import Delivery, deliver
 from lazy_memory.engine.errors import LazyMemoryError, StorageUnavailable
 from lazy_memory.engine.index import IndexEntry
+from lazy_memory.engine.ports import fold_index
 
 if TYPE_CHECKING:
     from lazy_memory.engine.ports import Storage
@@ -44,6 +46,11 @@ class InjectedState(NamedTuple):
 async def injected_state(storage: Storage) -> InjectedState:
     """The live index, the compact and what was removed since it, as launches inject them."""
     records = await storage.list_index()
+    return InjectedState(records, *(await _compact_state(storage)))
+
+
+async def _compact_state(storage: Storage) -> tuple[Compact | None, list[str], str | None]:
+    """The compact, what was removed since it, and why it could not be read, if it could not."""
     try:
         compact = await storage.get_compact()
     except StorageUnavailable as error:
@@ -53,9 +60,9 @@ async def injected_state(storage: Storage) -> InjectedState:
             "(`lazy memory compact --clear` removes it): %s",
             error,
         )
-        return InjectedState(records, None, [], error.message)
+        return None, [], error.message
     removed = [] if compact is None else await storage.removed_since(compact.watermark)
-    return InjectedState(records, compact, removed, None)
+    return compact, removed, None
 
 
 class LaunchContexts:
@@ -97,7 +104,13 @@ class LaunchContexts:
         # Let go of the old section before assembling the new one: at 100,000 records each
         # is megabytes.
         self._cached = None
-        context = launch_context(role, *(await injected_state(storage))[:3], warn_bytes)
+        compact, removed, _ = await _compact_state(storage)
+        # Assembled as the store hands the index over, a batch at a time: the entries are
+        # never held all at once beside the section (ports.IndexFolding).
+        context = await fold_index(
+            storage,
+            lambda batches: batched_launch_context(role, batches, compact, removed, warn_bytes),
+        )
         self._cached = (marker, {role: context})
         return context
 

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from datetime import datetime
-from typing import Protocol, runtime_checkable
+from typing import Protocol, TypeVar, cast, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict
 
@@ -100,6 +100,40 @@ class Storage(Protocol):
     async def aclose(self) -> None:
         """Release connections, locks and file handles."""
         ...
+
+
+IndexBatches = Iterator[list[IndexEntry]]
+"""The live index in batches, ordered by name."""
+FoldT = TypeVar("FoldT")
+
+
+@runtime_checkable
+class IndexFolding(Protocol):
+    """An optional capability of a Storage: handing its index over in batches.
+
+    A reader that needs only a page, or turns each entry into a line or into JSON, then never
+    holds the whole index: at 100,000 records it is tens of megabytes as entries.
+    """
+
+    async def fold_index(self, fold: Callable[[IndexBatches], FoldT]) -> FoldT:
+        """fold's answer on every live record's index entry, ordered by name, in batches.
+
+        The batches come from one read of the store, as list_index's entries do. fold may run
+        on another thread, and more than once (a read the store must make again starts a
+        fresh fold on fresh batches): it only computes, from nothing but its batches.
+        """
+        ...
+
+
+async def fold_index(storage: Storage, fold: Callable[[IndexBatches], FoldT]) -> FoldT:
+    """fold's answer on storage's index: streamed where the storage can, else one batch.
+
+    Where its class can: a proxy that forwards whatever it is asked for (a test's counting
+    storage, say) is read through list_index, the method it stands in for.
+    """
+    if issubclass(type(storage), IndexFolding):
+        return await cast(IndexFolding, storage).fold_index(fold)
+    return fold(iter([await storage.list_index()]))
 
 
 class Clock(Protocol):

@@ -9,6 +9,9 @@ agent reads freely and writes nothing.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from functools import partial
+
 from lazy_memory.engine import compacting, injected, saving
 from lazy_memory.engine.compacting import CompactPlan, CompactStatus
 from lazy_memory.engine.compaction import CompactOutcome, Mode
@@ -24,11 +27,18 @@ from lazy_memory.engine.importing import (
     import_memory,
     import_plan,
 )
-from lazy_memory.engine.index import IndexEntry
+from lazy_memory.engine.index import IndexEntry, index_page
 from lazy_memory.engine.limits import DEFAULT_WARN_BYTES
 from lazy_memory.engine.moving import MoveReport, move_store
 from lazy_memory.engine.names import storable
-from lazy_memory.engine.ports import Clock, Storage, Summarizer
+from lazy_memory.engine.ports import (
+    Clock,
+    FoldT,
+    IndexBatches,
+    Storage,
+    Summarizer,
+    fold_index,
+)
 from lazy_memory.engine.records import MAX_BODY_BYTES, HistoryEntry, Record
 from lazy_memory.engine.saving import SavedRecord
 from lazy_memory.engine.search_model import DEFAULT_LIMIT, MAX_LIMIT, SearchHit
@@ -69,6 +79,15 @@ class MemoryService:
     async def index(self) -> list[IndexEntry]:
         """Every live record's index entry (no body), ordered by name."""
         return await self.storage.list_index()
+
+    async def fold_index(self, fold: Callable[[IndexBatches], FoldT]) -> FoldT:
+        """fold's answer on the index, handed over in batches (ports.IndexFolding): for a
+        reader that turns each entry into something else, and never needs them all at once."""
+        return await fold_index(self.storage, fold)
+
+    async def index_page(self, page: int, size: int) -> tuple[list[IndexEntry], int]:
+        """Page page (from 1) of the index in pages of size entries, and how many it has."""
+        return await self.fold_index(partial(index_page, page=page, size=size))
 
     async def recall(self, name: str) -> Record:
         """One live record in full."""

@@ -24,7 +24,7 @@ from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field
 
 from lazy_memory.engine.context import Role
-from lazy_memory.engine.delivery import pages
+from lazy_memory.engine.delivery import page as page_of
 from lazy_memory.engine.errors import InvalidRecord, LazyMemoryError
 from lazy_memory.engine.index import shown_description
 from lazy_memory.engine.records import Record
@@ -86,11 +86,11 @@ def build_mcp_server(
         # Models often fill an optional string with "" rather than leaving it out.
         if not name:
             section = (await service.context(role)).text
-            chunks = pages(section, page_limit, "lazy_memory_recall(page={page})")
-            if page > len(chunks):
-                raise InvalidRecord(f"there is no page {page}: the index has {len(chunks)}")
+            shown, total = page_of(section, page_limit, "lazy_memory_recall(page={page})", page)
+            if shown is None:
+                raise InvalidRecord(f"there is no page {page}: the index has {total}")
             # Text only: a structured copy is what Claude Code would show, and it is larger.
-            return CallToolResult(content=[TextContent(type="text", text=chunks[page - 1])])
+            return CallToolResult(content=[TextContent(type="text", text=shown)])
         record = await service.recall(name)
         return _result(_record_text(record), record.model_dump(mode="json"))
 

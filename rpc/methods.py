@@ -12,7 +12,7 @@ from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel
 
-from lazy_memory.engine.delivery import pages
+from lazy_memory.engine.delivery import page
 from lazy_memory.engine.doctor import Diagnosis
 from lazy_memory.engine.errors import InvalidRecord, NotFound
 from lazy_memory.engine.importing import ImportResult
@@ -21,7 +21,7 @@ from lazy_memory.engine.references import name_in_uri, record_markdown
 from lazy_memory.engine.saving import SavedRecord
 from lazy_memory.engine.service import MemoryService
 from lazy_memory.wire import names
-from lazy_memory.wire.index import IndexEntry
+from lazy_memory.wire.index import IndexEntry, encoded_index
 from lazy_memory.wire.memory import (
     CONTEXT_NEXT_PAGE,
     CompactParams,
@@ -56,26 +56,27 @@ class Method(Generic[TargetT, ParamsT, ResultT]):
     name: str
     params: type[ParamsT]
     result: type[ResultT]
-    call: Callable[[TargetT, ParamsT], Awaitable[ResultT]]
+    call: Callable[[TargetT, ParamsT], Awaitable[ResultT | dict[str, Any]]]
+    """The call; a result too large to build as a model it gives as plain JSON already (in
+    the result model's shape), its largest part perhaps Encoded (wire/encoded.py)."""
 
     async def __call__(self, target: TargetT, raw: Any) -> dict[str, Any]:
         """Validate raw params, make the call, and return the result as plain JSON."""
         result = await self.call(target, self.params.model_validate({} if raw is None else raw))
-        return result.model_dump(mode="json")
+        return result if isinstance(result, dict) else result.model_dump(mode="json")
 
 
-async def _recall(service: MemoryService, params: RecallParams) -> RecallResult:
+async def _recall(service: MemoryService, params: RecallParams) -> RecallResult | dict[str, Any]:
     if params.name is not None:
         return RecallResult(record=await service.recall(params.name))
-    entries = await service.index()
     if params.page is None:
-        shown, page, pages = entries, None, None
-    else:
-        size = params.page_size
-        page, pages = params.page, max(1, -(-len(entries) // size))
-        if page > pages:
-            raise InvalidRecord(f"there is no page {page}: the index has {pages}")
-        shown = entries[(page - 1) * size : page * size]
+        # The whole index, written as JSON batch by batch as the store hands it over.
+        return {"records": await service.fold_index(encoded_index)}
+    size = params.page_size
+    shown, count = await service.index_page(params.page, size)
+    page, pages = params.page, max(1, -(-count // size))
+    if page > pages:
+        raise InvalidRecord(f"there is no page {page}: the index has {pages}")
     return RecallResult(
         records=[IndexEntry.model_validate(entry, from_attributes=True) for entry in shown],
         page=page,
@@ -113,10 +114,10 @@ async def _context(service: MemoryService, params: ContextParams) -> ContextPage
     context = await service.context(params.role)
     if params.page is None:
         return ContextPage(**dict(context))
-    chunks = pages(context.text, params.page_chars, CONTEXT_NEXT_PAGE)
-    if params.page > len(chunks):
-        raise InvalidRecord(f"there is no page {params.page}: the section has {len(chunks)}")
-    update = {"text": chunks[params.page - 1], "page": params.page, "pages": len(chunks)}
+    text, count = page(context.text, params.page_chars, CONTEXT_NEXT_PAGE, params.page)
+    if text is None:
+        raise InvalidRecord(f"there is no page {params.page}: the section has {count}")
+    update = {"text": text, "page": params.page, "pages": count}
     return ContextPage(**{**dict(context), **update})
 
 

@@ -10,14 +10,12 @@ write committed to the store, by any process.
 from __future__ import annotations
 
 import asyncio
-import functools
 import logging
 import time
 from collections.abc import Awaitable, Callable, Generator
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar, runtime_checkable
 
-import attrs
 from lsprotocol import types
 from pydantic import ValidationError
 from pygls.exceptions import (
@@ -29,8 +27,7 @@ from pygls.exceptions import (
     JsonRpcServerNotInitialized,
 )
 from pygls.lsp.server import LanguageServer
-from pygls.protocol import JsonRPCNotification, JsonRPCRequestMessage, LanguageServerProtocol
-from pygls.protocol import default_converter as pygls_converter
+from pygls.protocol import LanguageServerProtocol
 from pygls.protocol.language_server import lsp_method
 
 from lazy_memory.engine.errors import LazyMemoryError, PermissionDenied, StorageUnavailable
@@ -41,6 +38,7 @@ from lazy_memory.engine.service import MemoryService
 from lazy_memory.rpc.editor.connection import EditorConnection
 from lazy_memory.rpc.editor.features import add_editor_features
 from lazy_memory.rpc.methods import METHODS, Method
+from lazy_memory.rpc.pygls_io import converter, send_once
 from lazy_memory.rpc.storage_methods import STORAGE_METHODS
 from lazy_memory.wire.errors import PARSE_ERROR, code_of
 from lazy_memory.wire.framing import FramingError, Reader, frame, read_messages
@@ -113,7 +111,7 @@ class EngineServer(LanguageServer):
             SERVER_NAME,
             session.version,
             protocol_cls=EngineProtocol,
-            converter_factory=_converter,
+            converter_factory=converter,
         )
         self.session = session
         self.service: MemoryService | None = None
@@ -259,6 +257,21 @@ class EngineProtocol(LanguageServerProtocol):
         self._server.last_active = time.monotonic()
         super()._send_response(msg_id, result, error)
 
+    def _send_data(self, data: Any) -> None:
+        """Send a message; a result in plain JSON (every table method's) is written once
+        (rpc/replies.py), anything else as pygls sends it."""
+        try:
+            serialize, kind, charset = self._serialize_message, self.CONTENT_TYPE, self.CHARSET
+            if send_once(self.writer, data, serialize, kind, charset):
+                return
+        except BrokenPipeError:
+            logger.debug("the client is gone: its answer could not be sent")
+            raise
+        except Exception as error:
+            self._server._report_server_error(error, JsonRpcInternalError)
+            return
+        super()._send_data(data)
+
     def _get_handler(self, feature_name: str) -> Any:
         """The table's methods, else what pygls has registered (LSP and the editor's).
 
@@ -370,23 +383,6 @@ def _handler(server: EngineServer, method: Method[Any, Any, Any]) -> Callable[[A
         return await server.call(method, params)
 
     return handle
-
-
-@functools.cache
-def _converter() -> Any:
-    """pygls's converter, but custom methods get their params as the plain JSON they were.
-
-    One for the whole process: it holds no per-connection state, and building one per
-    connection cost each daemon client about 0.25 MB.
-    """
-    converter = pygls_converter()  # type: ignore[no-untyped-call]
-    for message_type in (JsonRPCRequestMessage, JsonRPCNotification):
-        fields = [field.name for field in attrs.fields(message_type)]
-        converter.register_structure_hook(
-            message_type,
-            lambda data, cls, fields=fields: cls(**{name: data.get(name) for name in fields}),
-        )
-    return converter
 
 
 def _first_problem(error: ValidationError) -> str:

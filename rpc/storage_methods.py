@@ -10,11 +10,11 @@ from __future__ import annotations
 from typing import Any
 
 from lazy_memory.engine.names import check_writable_name
-from lazy_memory.engine.ports import Storage
+from lazy_memory.engine.ports import Storage, fold_index
 from lazy_memory.engine.records import HistoryEntry, Record
 from lazy_memory.rpc.methods import Method
 from lazy_memory.wire import names
-from lazy_memory.wire.index import index_json
+from lazy_memory.wire.index import encoded_index
 from lazy_memory.wire.memory import SearchResult
 from lazy_memory.wire.params import HistoryParams, NameParams, NoParams
 from lazy_memory.wire.storage import (
@@ -38,8 +38,9 @@ async def _list_records(storage: Storage, _: NoParams) -> RecordsResult:
     return RecordsResult(records=await storage.list_records())
 
 
-async def _list_index(storage: Storage, _: NoParams) -> IndexResult:
-    return IndexResult(entries=index_json(await storage.list_index()))
+async def _list_index(storage: Storage, _: NoParams) -> dict[str, Any]:
+    # IndexResult's shape, written as JSON batch by batch as the store hands the index over.
+    return {"entries": await fold_index(storage, encoded_index)}
 
 
 async def _change_marker(storage: Storage, _: NoParams) -> MarkerResult:

@@ -8,7 +8,7 @@ written and read by index_json and index_entries instead, without a model per en
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -16,6 +16,7 @@ from pydantic import BaseModel
 
 from lazy_memory.engine import index
 from lazy_memory.engine.records import RecordType
+from lazy_memory.wire.encoded import Encoded, json_array
 
 _TYPES = {member.value: member for member in RecordType}
 
@@ -43,6 +44,11 @@ def index_json(entries: Sequence[index.IndexEntry]) -> list[dict[str, Any]]:
         }
         for entry in entries
     ]
+
+
+def encoded_index(batches: Iterable[Sequence[index.IndexEntry]]) -> Encoded:
+    """Index entries as a JSON array in IndexEntry's shape, written a batch at a time."""
+    return json_array(index_json(batch) for batch in batches)
 
 
 def _json_time(at: datetime) -> str:
