@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from bench import cli, engine, launch, mcp_tools, peers, postgres, saves, startup
+from bench import cli, engine, launch, mcp_tools, memory, peers, postgres, saves, startup
 from bench.flatness import flatness, recall_timings
 from bench.plan import Fixtures, Plan
 from bench.report import (
@@ -161,6 +161,7 @@ async def run(plan: Plan) -> list[Measurement]:
             corpus = await fixtures.store(backend, records)
             measurements += await engine.warm(plan, corpus, bare)
             measurements += await recall_timings(plan, corpus)
+            measurements += await memory.peak_memory(plan, corpus, bare)
             measurements += await launch.launch_path(plan, corpus, cli_floor)
             sequential.append(await saves.sequential(plan, corpus))
         measurements += saves.sequential_rows(sequential)
