@@ -184,8 +184,18 @@ class FileStorage:
         return await self._run(self._journal.commit, change)
 
     async def history(self, name: str | None = None) -> list[HistoryEntry]:
-        """Every history entry in the order written, or those of one name (maybe none)."""
-        entries = await self._read(lambda _: self._journal.history())
+        """Every history entry in the order written, or those of one name (maybe none).
+
+        A name the index has never seen has none, and the history is not read for it: every
+        save of a new name asks (is it a revival?), and the whole history is O(store).
+        """
+
+        def read(index: Index) -> list[HistoryEntry]:
+            if name is not None and name not in index.slots:
+                return []
+            return self._journal.history()
+
+        entries = await self._read(read)
         return [entry for entry in entries if name is None or entry.name == name]
 
     async def live_revisions(self) -> dict[str, int]:
