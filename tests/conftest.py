@@ -2,11 +2,19 @@
 
 Also the component markers (tests/components.py): each test that needs PostgreSQL or root is
 marked here, from what it uses, so `-m 'not postgres and not root'` leaves it out.
+
+And how the suite is spread over pytest-xdist's workers (`-n auto --dist loadgroup`, from
+pyproject.toml; `-n 0` runs it in this process, for debugging): the `serial` tests (SERIAL),
+the machine-wide ones and those that need root run on one worker, one after another, never
+beside another of them; the tests of a module that share a module-scoped fixture (a built
+extension, a browser, an engine) run on one worker, so it is built once; every other test
+goes to whichever worker is free.
 """
 
 from __future__ import annotations
 
 import inspect
+import os
 from pathlib import Path
 
 import pytest
@@ -49,9 +57,50 @@ _ROOT_CALLS = frozenset({"small_tmpfs", "read_only_view", "require_root", "mknod
 """What a test calls that needs root: tmpfs and bind mounts, chown to others, device nodes."""
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+SERIAL = frozenset(
+    {
+        "tests/reliability/test_load.py",  # runs for a fixed time; RSS must stay flat
+        "tests/reliability/test_crash.py",  # writers are SIGKILLed after a timed, random while
+        "tests/e2e/test_daemon_limits.py",  # timeouts timed to half a second; RSS
+        "tests/e2e/test_network_timeouts.py",  # connect timeouts of a second; stops the PostgreSQL
+        "tests/e2e/test_postgres_errors.py",  # a statement timeout of 0.5 s; stops the PostgreSQL
+        "tests/e2e/test_postgres.py",  # a restart races the change feed's last notification
+        "tests/e2e/test_sigterm.py",  # every server must exit within a second of SIGTERM
+        "tests/e2e/test_launch_hook.py",  # a hook that waits on a lock must end within seconds
+        "tests/e2e/web/test_command.py",  # the server must stop within 3 s of SIGTERM
+        "tests/unit/test_store_reads.py",  # reads beside a held lock must answer within 1.5 s
+        "tests/unit/test_sqlite_storage.py",  # a save waits out a lock of 0.5 s and no longer
+        "tests/unit/test_summarizers.py",  # a hanging API must time out within 2 s
+    }
+)
+"""The modules marked `serial`, and why: each times itself against a bound that a busy machine
+can push it past. `.ci/run` runs them in a pass of their own, one at a time (`-m serial -n 0`),
+as the suite ran before it had workers; the rest run on every core (`-m 'not serial'`)."""
+
+MACHINE_WIDE = frozenset({"tests/unit/test_sqlite_reads.py"})  # reads /proc/locks
+"""Modules that use what the whole machine shares, as the tests that need root do (tmpfs and
+bind mounts, devices, other users' files)."""
+
+EXCLUSIVE = "exclusive"
+"""The xdist group of the `serial`, machine-wide and root tests: one worker runs them one after
+another, so none of them runs beside another."""
+
+_SHARED_SCOPES = frozenset({"class", "module", "package"})
+
+
+@pytest.hookimpl(optionalhook=True, tryfirst=True)  # optional: xdist may be absent
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
+    """No workers for a pytest that a test runs (tests/unit/test_components.py): it runs in
+    its own process, inside the worker that runs that test. Otherwise xdist's own count: the
+    machine's cores, or $PYTEST_XDIST_AUTO_NUM_WORKERS."""
+    return 0 if "PYTEST_CURRENT_TEST" in os.environ else None
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist reads the groups
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Mark the tests that need PostgreSQL (its fixture, or a `postgres` backend parameter)
-    and those that need root (a root fixture, or a call of a root helper in the test)."""
+    and those that need root (a root fixture, or a call of a root helper in the test); and
+    give each test its xdist group (this module's docstring)."""
     for item in items:
         fixtures = set(getattr(item, "fixturenames", ()))
         callspec = getattr(item, "callspec", None)
@@ -62,3 +111,31 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         called = set(inspect.unwrap(function).__code__.co_names) if function else set()
         if fixtures & _ROOT_FIXTURES or called & _ROOT_CALLS:
             item.add_marker(ROOT)
+        module = item.nodeid.split("::", 1)[0]
+        if module in SERIAL:
+            item.add_marker(pytest.mark.serial)
+        group = _xdist_group(item, module)
+        if group is not None:
+            item.add_marker(pytest.mark.xdist_group(group))
+    if config.args_source is pytest.Config.ArgsSource.TESTPATHS:
+        _check_listed(items)
+
+
+def _xdist_group(item: pytest.Item, module: str) -> str | None:
+    """EXCLUSIVE, the module's path when a fixture of the test is shared across the module, or
+    None: the test goes to any free worker."""
+    if module in SERIAL | MACHINE_WIDE or item.get_closest_marker(ROOT) is not None:
+        return EXCLUSIVE
+    definitions = getattr(item, "_fixtureinfo", None)
+    for defined in definitions.name2fixturedefs.values() if definitions else ():
+        if defined and defined[-1].scope in _SHARED_SCOPES:
+            return module
+    return None
+
+
+def _check_listed(items: list[pytest.Item]) -> None:
+    """Refuse a whole-suite run in which a module SERIAL or MACHINE_WIDE names holds no test
+    (moved or renamed): its tests would run beside others, and `-m serial` could run none."""
+    modules = {item.nodeid.split("::", 1)[0] for item in items}
+    if stale := sorted((SERIAL | MACHINE_WIDE) - modules):
+        raise pytest.UsageError(f"tests/conftest.py names modules with no test: {stale}")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import subprocess
@@ -12,6 +11,8 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from lazy_memory.adapters.tokens import TokenStore
 
 READY = "lazy-memory daemon listening on "
 LAZY = [sys.executable, "-m", "lazy_memory.rpc.cli"]
@@ -33,19 +34,14 @@ class Daemon:
 
 
 def add_token(data_dir: Path, role: str, name: str | None = None, task: str | None = None) -> str:
-    """Create a token in the daemon's data directory and return its secret."""
-    arguments = ["engine", "token", "add", "--role", role, "--json"]
-    arguments += ["--name", name] if name else []
-    arguments += ["--task", task] if task else []
-    created = subprocess.run(
-        [*LAZY, *arguments],
-        env={**os.environ, "LAZY_DATA": str(data_dir)},
-        capture_output=True,
-        text=True,
-        check=True,
-        timeout=60,
-    )
-    return str(json.loads(created.stdout)["secret"])
+    """Create a token in the daemon's data directory and return its secret.
+
+    In this process, through the token store `lazy engine token add` writes with, so the file
+    is the same; a subprocess would cost a second of interpreter start-up for every daemon a
+    test starts. The command itself is tested through the real CLI (tests/e2e/test_daemon.py,
+    tests/reliability/test_boundaries.py).
+    """
+    return TokenStore.in_data_dir(data_dir).add(role, name or None, task or None)[1]
 
 
 @contextmanager

@@ -1,8 +1,9 @@
 """A real PostgreSQL server for the tests: initdb and pg_ctl on a temporary directory.
 
-One server per test session, on a free loopback port, with trust authentication and no
-fsync. Tests share it and keep apart by project key (`fresh_project`), which is cheaper
-than a database each and exercises the keying of rows by project. As root, the server's
+One server per test session (so one per xdist worker: a test that stops it stops only its
+worker's), on a free loopback port, with trust authentication and no fsync. Tests share it
+and keep apart by project key (`fresh_project`), which is cheaper than a database each and
+exercises the keying of rows by project. As root, the server's
 binaries run as the `postgres` user: initdb refuses to run as root.
 
 Without the binaries the tests that need the server skip, saying what to install; under CI
