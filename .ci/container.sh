@@ -313,4 +313,5 @@ echo "container step: $(seconds "$total_ms") s in all; image $((image_bytes / 10
     "(base $((base_bytes / 1000000)) MB)"
 python3 -m bench.container --image "$image" --base "Debian 12 essential + python3, pip (mmdebstrap)" \
     --image-bytes "$image_bytes" --base-bytes "$base_bytes" --initialize-ms "$initialize_ms" \
-    --echo-ms "$echo_ms" --samples "$samples" --seconds "$(seconds "$total_ms")"
+    --echo-ms "$echo_ms" --samples "$samples" --seconds "$(seconds "$total_ms")" \
+    --json "${LAZY_CONTAINER_JSON:-bench/results/container.json}"
