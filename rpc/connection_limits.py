@@ -8,8 +8,8 @@ last answer with none of its requests running. Any message counts, so a client t
 listens for `lazy/memory/changed` keeps its connection by sending a notification now and
 then (an unknown `$/` notification, such as `$/lazy/keepAlive`, is ignored); the remote
 backend instead reconnects when it next needs the daemon. A daemon serves at most
-max_connections at once and refuses one more as soon as it is accepted. Once connections
-close, their memory is handed back (`release_memory`).
+max_connections at once and refuses one more as soon as it is accepted (`see_out`). Once
+connections close, their memory is handed back (`release_memory`).
 """
 
 from __future__ import annotations
@@ -28,7 +28,8 @@ from lazy_memory.adapters.config import (
     DEFAULT_IDLE_TIMEOUT_SECONDS,
     DEFAULT_MAX_CONNECTIONS,
 )
-from lazy_memory.wire.framing import FramingError
+from lazy_memory.wire.errors import SERVER_ERROR
+from lazy_memory.wire.framing import FramingError, frame
 
 if TYPE_CHECKING:
     from lazy_memory.adapters.config import Settings
@@ -36,6 +37,10 @@ if TYPE_CHECKING:
 
 MAX_UNAUTHENTICATED_MESSAGE_BYTES = 256 * 1024
 """The largest message a connection may send before `initialize` has granted it a token."""
+TOO_MANY_CONNECTIONS = SERVER_ERROR
+"""The code of the one message a connection over the cap gets before it is closed."""
+REFUSAL_LINGER_SECONDS = 2.0
+"""How long a refused connection is kept open to take (and drop) what its client sends."""
 
 
 @dataclass(frozen=True)
@@ -100,6 +105,36 @@ class GuardedReader:
                 f"{MAX_UNAUTHENTICATED_MESSAGE_BYTES} bytes until a valid token is presented"
             )
         return await self._reader.readexactly(n)
+
+
+def at_the_cap(limits: ConnectionLimits) -> str:
+    """Why a connection over the cap is refused."""
+    return f"{limits.max_connections} connections open, the limit ([engine] max_connections)"
+
+
+async def see_out(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, why: str) -> None:
+    """Send a refused connection one error saying why, then end it so that the client reads it.
+
+    A socket closed with its client's bytes unread (the `initialize` a client sends as soon as
+    it connects) is reset, and so is a write after the close: either way the client's
+    transport fails before it has read the message. So the sending side is shut (the client
+    reads the message, then its end), and what the client sends is dropped until it closes or
+    REFUSAL_LINGER_SECONDS have passed. TLS cannot shut one side: it is closed at once.
+    """
+    error = {"code": TOO_MANY_CONNECTIONS, "message": why}
+    writer.write(frame({"jsonrpc": "2.0", "id": None, "error": error}))
+    if not writer.can_write_eof():
+        writer.transport.close()  # after what is buffered: the message
+        return
+    writer.write_eof()
+    try:
+        async with asyncio.timeout(REFUSAL_LINGER_SECONDS):
+            while await reader.read(64 * 1024):
+                pass
+    except OSError:  # TimeoutError among them, or a client that reset its end
+        pass
+    finally:
+        writer.transport.close()
 
 
 def handshake_timed_out(limits: ConnectionLimits) -> str:

@@ -32,10 +32,12 @@ from lazy_memory.engine.records import Actor, ActorKind
 from lazy_memory.rpc.connection_limits import (
     ConnectionLimits,
     GuardedReader,
+    at_the_cap,
     first_line,
     handshake_timed_out,
     outstayed,
     release_memory,
+    see_out,
 )
 from lazy_memory.rpc.server import (
     Authenticator,
@@ -45,8 +47,6 @@ from lazy_memory.rpc.server import (
     build_server,
     serve_connection,
 )
-from lazy_memory.wire.errors import SERVER_ERROR
-from lazy_memory.wire.framing import frame
 
 READY_PREFIX = "lazy-memory daemon listening on "
 """The one line the daemon prints to stderr once it listens, followed by its real address."""
@@ -57,8 +57,6 @@ MAX_UNREAD_BYTES = 32 * 1024 * 1024
 """Responses a client may leave unread before its connection is dropped."""
 COLLECT_AFTER_CLOSE_SECONDS = 1.0
 """How soon after connections close the memory they held in reference cycles is freed."""
-TOO_MANY_CONNECTIONS = SERVER_ERROR
-"""The code of the one message a connection over the cap gets before it is closed."""
 
 SessionFactory = Callable[[Authenticator], Session]
 """Builds a connection's Session around its authenticator; every one shares one storage."""
@@ -181,6 +179,7 @@ class _Daemon:
         self.tokens = tokens
         self.limits = limits
         self.connections: set[asyncio.Task[None]] = set()
+        self.refused: set[asyncio.Task[None]] = set()
         self.servers: set[EngineServer] = set()
         self.accepted = 0
         self.stopping = False
@@ -192,21 +191,20 @@ class _Daemon:
             writer.transport.abort()
             return
         if len(self.connections) >= self.limits.max_connections:
-            self._refuse(writer)
+            self._refuse(reader, writer)
             return
         self.accepted += 1
         task = asyncio.ensure_future(self._serve(f"connection {self.accepted}", reader, writer))
         self.connections.add(task)
         task.add_done_callback(self.connections.discard)
 
-    def _refuse(self, writer: asyncio.StreamWriter) -> None:
-        """Tell a connection over the cap why, and close it: it never gets a server."""
-        limit = self.limits.max_connections
-        full = f"{limit} connections open, the limit ([engine] max_connections)"
+    def _refuse(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        """Tell a connection over the cap why, and end it: it never gets a server."""
+        full = at_the_cap(self.limits)
         logger.warning("refused a connection from %s: %s", _peer(writer), full)
-        error = {"code": TOO_MANY_CONNECTIONS, "message": f"the daemon has {full}: try later"}
-        writer.write(frame({"jsonrpc": "2.0", "id": None, "error": error}))
-        writer.transport.close()  # after what is buffered: the one message above
+        task = asyncio.ensure_future(see_out(reader, writer, f"the daemon has {full}: try later"))
+        self.refused.add(task)
+        task.add_done_callback(self.refused.discard)
 
     async def close_all(self) -> None:
         """Answer the requests running, close every connection (flushing what was written
@@ -222,7 +220,7 @@ class _Daemon:
             self.collecting.cancel()
         servers = list(self.servers)
         await asyncio.gather(*(server.stop() for server in servers))
-        await _cancel(list(self.connections))
+        await _cancel([*self.connections, *self.refused])
         # Only now: a connection reads what is already buffered before its cancel lands,
         # and pygls keeps each request's task here until it is answered (annotated as a
         # concurrent.futures.Future, it holds asyncio tasks for async handlers).
@@ -301,7 +299,7 @@ async def _cancel(tasks: list[asyncio.Future[Any]]) -> None:
 
 
 async def _close(writer: asyncio.StreamWriter) -> None:
-    """Close after flushing what is buffered (a refusal's error reply), within a time limit."""
+    """Close after flushing what is buffered, within a time limit."""
     writer.close()
     try:
         await asyncio.wait_for(writer.wait_closed(), CLOSE_TIMEOUT_SECONDS)

@@ -24,6 +24,7 @@ import pytest
 from lazy_memory.adapters.remote import RemoteStorage
 from lazy_memory.engine.errors import StorageUnavailable
 from lazy_memory.engine.records import Actor, ActorKind, RecordContent, RecordType
+from lazy_memory.wire.framing import frame
 from tests.daemon import Daemon, add_token, running_daemon
 from tests.e2e.jsonrpc import RawClient
 
@@ -127,6 +128,39 @@ async def test_a_thousand_idle_sockets_are_capped_timed_out_and_leave_no_memory_
         MAX_CONNECTIONS
     )
     assert left - baseline <= RSS_SLACK_KIB, (baseline, peak, left)
+
+
+async def test_a_refused_client_reads_why_though_it_wrote_first_and_writes_after(
+    tmp_path: Path, project: Path, socket_path: Path
+) -> None:
+    """A client sends `initialize` as soon as it connects, so the daemon refuses a connection
+    with the client's bytes unread. Closed so, a socket is reset (the client's read fails
+    where the refusal was) and a write after the close fails (the client's transport with
+    it): either way the remote backend said "Connection lost" instead of why."""
+    limits = LIMITS.replace(f"max_connections = {MAX_CONNECTIONS}", "max_connections = 1")
+    (project / "lazy.toml").write_text(limits, encoding="utf-8")
+    data = tmp_path / "data"
+    token = add_token(data, "builder")
+    with (
+        running_daemon(data, f"unix:{socket_path}", cwd=project) as daemon,
+        socket.socket(socket.AF_UNIX) as held,
+        socket.socket(socket.AF_UNIX) as refused,
+    ):
+        held.connect(str(socket_path))
+        await wait_for_log(daemon, "connection 1 accepted")
+        refused.connect(str(socket_path))
+        refused.settimeout(10)
+        refused.sendall(frame({"jsonrpc": "2.0", "id": 1, "method": "initialize"}))
+        received = b""
+        while chunk := refused.recv(65536):
+            received += chunk
+        refused.sendall(b"Content-Length: 2\r\n\r\n{}")
+        with pytest.raises(StorageUnavailable) as full:
+            await RemoteStorage.open(daemon.address, token, None, connect_timeout=1.0)
+
+    said = json.loads(received.partition(b"\r\n\r\n")[2])
+    assert said["error"]["message"] == REFUSAL["error"]["message"].replace("200", "1")
+    assert "1 connections open, the limit ([engine] max_connections)" in full.value.message
 
 
 async def test_a_connection_without_a_token_is_closed_at_the_handshake_timeout_however_busy(
