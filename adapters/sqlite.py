@@ -50,12 +50,7 @@ from lazy_memory.adapters.sqlite_connections import close
 from lazy_memory.adapters.sqlite_failures import busy, parsing, unreadable, why_unwritable
 from lazy_memory.adapters.sqlite_reader import Reader, SchemaTooOld
 from lazy_memory.adapters.sqlite_search import search_hit, search_statement
-from lazy_memory.adapters.sqlite_space import (
-    disk_full,
-    full_disk_reason,
-    merging,
-    save_needs,
-)
+from lazy_memory.adapters.sqlite_space import disk_full, full_disk_reason, merging, save_needs
 from lazy_memory.adapters.sqlite_tables import (
     DIALECT,
     LIVE_REVISIONS_QUERY,
@@ -122,7 +117,7 @@ class SqliteStorage:
         """
         storage = cls(path)
         try:
-            await storage._run(_opened)
+            await storage._run(lambda _: None)  # a read of nothing: opening is the point
         except BaseException:
             await storage.aclose()
             raise
@@ -400,7 +395,3 @@ class SqliteStorage:
                     raise
             time.sleep(pause * random.uniform(0.5, 1.5))
             pause = min(pause * 2, _MAX_PAUSE_SECONDS)
-
-
-def _opened(_: sqlite3.Connection) -> None:
-    """A read of nothing: opening the connection it runs on is the point."""
