@@ -30,9 +30,8 @@ from lazy_memory.adapters.postgres_writes import UPSERT_RECORD
 from lazy_memory.adapters.sql_rows import HISTORY_COLUMNS
 from lazy_memory.engine.records import HistoryEntry
 
-# The test server's helpers, shared so the bench and the tests start PostgreSQL alike; the
-# private ones would be public if tests/postgres.py exposed the server's set-up without pytest.
-from tests.postgres import _give_to_server_user, _run, _started, postgres_binaries
+# The tests' server, so that the bench and the tests start PostgreSQL alike.
+from tests.postgres import postgres_binaries, start_cluster
 
 DSN_VARIABLE = "LAZY_PG_DSN"
 
@@ -83,21 +82,7 @@ def scratch_postgres(workdir: Path, backends: Sequence[str]) -> Iterator[str | N
     if os.geteuid() == 0:
         # The server runs as `postgres`, which must pass through the run's private folder.
         workdir.chmod(workdir.stat().st_mode | stat.S_IXOTH)
-        _give_to_server_user(directory)
-    # As tests/postgres.py initializes its server.
-    _run(
-        binaries / "initdb",
-        "-D",
-        directory / "data",
-        "-U",
-        "postgres",
-        "-A",
-        "trust",
-        "-E",
-        "UTF8",
-        "--no-sync",
-    )
-    server = _started(binaries, directory)
+    server = start_cluster(binaries, directory)
     os.environ[DSN_VARIABLE] = server.dsn
     try:
         yield server.dsn

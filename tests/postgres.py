@@ -124,26 +124,32 @@ def postgres_server() -> Iterator[PostgresServer]:
     # the postgres user, which must reach its own directory.
     directory = Path(tempfile.mkdtemp(prefix="lazy-postgres-"))
     try:
-        _give_to_server_user(directory)
-        _run(
-            binaries / "initdb",
-            "-D",
-            str(directory / "data"),
-            "-U",
-            "postgres",
-            "-A",
-            "trust",
-            "-E",
-            "UTF8",
-            "--no-sync",
-        )
-        server = _started(binaries, directory)
+        server = start_cluster(binaries, directory)
         try:
             yield server
         finally:
             server.stop()
     finally:
         shutil.rmtree(directory, ignore_errors=True)
+
+
+def start_cluster(binaries: Path, directory: Path) -> PostgresServer:
+    """A new cluster in directory, started; the server's user must be able to reach directory
+    (as root: each folder above it must let others through). Without pytest, for bench/ too."""
+    _give_to_server_user(directory)
+    _run(
+        binaries / "initdb",
+        "-D",
+        str(directory / "data"),
+        "-U",
+        "postgres",
+        "-A",
+        "trust",
+        "-E",
+        "UTF8",
+        "--no-sync",
+    )
+    return _started(binaries, directory)
 
 
 def _started(binaries: Path, directory: Path) -> PostgresServer:
