@@ -2,12 +2,10 @@
 
 One server answers both kinds of client the tests run: the anthropic SDK in the summarizers
 (a JSON answer), and the real Claude Code CLI (`claude -p`), which POSTs
-`/v1/messages?beta=true` with `"stream": true` and reads the answer as server-sent events:
-`message_start` (a message with empty content), then for each content block
-`content_block_start`, `content_block_delta` (`text_delta`, or `input_json_delta` carrying
-the tool input as a JSON string) and `content_block_stop`, then `message_delta` (with the
-`stop_reason`) and `message_stop`. As the real API does, a request that asks for a stream
-gets one, any other gets the message as JSON, and an error is JSON either way.
+`/v1/messages?beta=true` with `"stream": true` and reads the answer as server-sent events
+(tests/anthropic_messages.py builds them, and the other answers). As the real API does, a
+request that asks for a stream gets one, any other gets the message as JSON, and an error is
+JSON either way.
 
 Claude Code also POSTs `/v1/messages/count_tokens`, answered `{"input_tokens": N}`: N is
 `token_counter(body)`, by default a quarter of the request's size in bytes. Claude Code asks
@@ -39,138 +37,66 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from typing import Any, Self
-from urllib.parse import urlsplit
 
 import pytest
+
+from tests.anthropic_messages import (
+    DEFAULT_MODEL,
+    Answer,
+    Received,
+    Reply,
+    Script,
+    ToolResult,
+    ToolUse,
+    blocks,
+    echo,
+    error,
+    estimate_tokens,
+    hang,
+    message_body,
+    request_text,
+    sent_blocks,
+    streamed,
+    text,
+    text_block,
+    text_of,
+    tool_use_block,
+)
+
+__all__ = [
+    "COUNT_TOKENS_PATH",
+    "DEFAULT_MODEL",
+    "FAKE_API_KEY",
+    "MESSAGES_PATH",
+    "UNREACHABLE_BASE_URL",
+    "Answer",
+    "FakeAnthropic",
+    "Received",
+    "Reply",
+    "Script",
+    "ToolResult",
+    "ToolUse",
+    "blocks",
+    "echo",
+    "error",
+    "estimate_tokens",
+    "fake_anthropic",
+    "hang",
+    "no_real_anthropic",
+    "request_text",
+    "text",
+]
+"""What tests import from here: the server, its fixtures, and the request and answer shapes of
+tests/anthropic_messages.py."""
 
 FAKE_API_KEY = "sk-ant-fake-test-key"
 UNREACHABLE_BASE_URL = "http://127.0.0.1:9"
 """Where the SDK points in tests that did not ask for the fake: nothing listens there."""
 MESSAGES_PATH = "/v1/messages"
 COUNT_TOKENS_PATH = "/v1/messages/count_tokens"
-DEFAULT_MODEL = "claude-haiku-4-5"
-
-_ERROR_TYPES = {
-    400: "invalid_request_error",
-    401: "authentication_error",
-    403: "permission_error",
-    404: "not_found_error",
-    413: "request_too_large",
-    429: "rate_limit_error",
-    500: "api_error",
-    529: "overloaded_error",
-}
-
-
-@dataclass(frozen=True)
-class Received:
-    """One request the fake server got: its path, headers (lower-case names), JSON body, verb."""
-
-    path: str
-    headers: dict[str, str]
-    body: dict[str, Any]
-    method: str = "POST"
-
-    @property
-    def route(self) -> str:
-        """The path without its query string or a trailing slash: `/v1/messages`."""
-        return urlsplit(self.path).path.rstrip("/")
-
-    @property
-    def api_key(self) -> str | None:
-        """The credential sent: `x-api-key`, or the bearer token newer SDKs send instead."""
-        bearer = self.headers.get("authorization", "").removeprefix("Bearer ")
-        return self.headers.get("x-api-key") or bearer or None
-
-    @property
-    def prompt(self) -> str:
-        """The text of the last user message."""
-        content = self.body["messages"][-1]["content"]
-        if isinstance(content, str):
-            return content
-        return "".join(block["text"] for block in content if block["type"] == "text")
-
-
-@dataclass(frozen=True)
-class Reply:
-    """A scripted HTTP answer: a JSON body, or raw bytes; a `hang` answers nothing at all."""
-
-    status: int = 200
-    body: dict[str, Any] | bytes = field(default_factory=dict)
-    headers: dict[str, str] = field(default_factory=dict)
-    hang: bool = False
-
-
-@dataclass(frozen=True)
-class ToolUse:
-    """A scripted reply that calls one tool: its full name (`mcp__server__tool`) and input."""
-
-    name: str
-    input: dict[str, Any] = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
-class ToolResult:
-    """A `tool_result` block a client sent back: the call it answers, its text, is_error."""
-
-    tool_use_id: str
-    content: str
-    is_error: bool
-
-
-Answer = str | ToolUse | Reply
-Script = Answer | Callable[[Received], Answer]
-
-
-def text(answer: str, model: str = DEFAULT_MODEL, stop_reason: str = "end_turn") -> Reply:
-    """A successful Messages API answer whose one text block is answer."""
-    return Reply(body=_message("msg_fake", model, [_text_block(answer)], stop_reason))
-
-
-def blocks(content: list[dict[str, Any]], model: str = DEFAULT_MODEL) -> Reply:
-    """A successful answer with exactly these content blocks (none, or several)."""
-    return Reply(body=_message("msg_fake", model, content, "end_turn"))
-
-
-def error(status: int, message: str | None = None) -> Reply:
-    """An Anthropic-style error answer; a 429 says `retry-after: 0` (the SDK's backoff applies)."""
-    error_type = _ERROR_TYPES.get(status, "api_error")
-    return Reply(
-        status=status,
-        body={
-            "type": "error",
-            "error": {"type": error_type, "message": message or f"fake {error_type}"},
-            "request_id": "req_fake",
-        },
-        headers={"retry-after": "0"} if status == 429 else {},
-    )
-
-
-def hang() -> Reply:
-    """No answer at all until the server stops, to exercise client timeouts."""
-    return Reply(hang=True)
-
-
-def echo(request: Received) -> str:
-    """Answer with the prompt itself."""
-    return request.prompt
-
-
-def estimate_tokens(body: dict[str, Any]) -> int:
-    """A rough token count of a request body: a quarter of its size as UTF-8 JSON."""
-    size = len(json.dumps(body, ensure_ascii=False).encode("utf-8"))
-    return max(1, size // 4)
-
-
-def request_text(body: dict[str, Any]) -> str:
-    """A message request's system prompt blocks and messages as one string, blocks by lines."""
-    parts = [_text_of(body.get("system", ""))]
-    parts.extend(_text_of(message.get("content", "")) for message in body.get("messages", []))
-    return "\n".join(part for part in parts if part)
 
 
 class FakeAnthropic:
@@ -249,11 +175,11 @@ class FakeAnthropic:
         """
         seen: dict[str, ToolResult] = {}
         for request in self.message_requests:
-            for block in _blocks(request.body):
+            for block in sent_blocks(request.body):
                 if block.get("type") == "tool_result":
                     result = ToolResult(
                         tool_use_id=str(block.get("tool_use_id", "")),
-                        content=_text_of(block.get("content", "")),
+                        content=text_of(block.get("content", "")),
                         is_error=bool(block.get("is_error", False)),
                     )
                     seen.setdefault(result.tool_use_id, result)
@@ -286,13 +212,13 @@ class FakeAnthropic:
         if isinstance(answer, Reply):
             return answer
         if isinstance(answer, ToolUse):
-            content, stop_reason = _tool_use_block(answer, number), "tool_use"
+            content, stop_reason = tool_use_block(answer, number), "tool_use"
         else:
-            content, stop_reason = _text_block(answer), "end_turn"
+            content, stop_reason = text_block(answer), "end_turn"
         model = str(request.body.get("model") or DEFAULT_MODEL)
-        message = _message(f"msg_fake_{number}", model, [content], stop_reason)
+        message = message_body(f"msg_fake_{number}", model, [content], stop_reason)
         if request.body.get("stream"):
-            return _streamed(message)
+            return streamed(message)
         return Reply(body=message)
 
     def _handler_class(self) -> type[BaseHTTPRequestHandler]:
@@ -349,90 +275,6 @@ class _Server(ThreadingHTTPServer):
     # stop() joins every request thread, so nothing of the server outlives its test.
     daemon_threads = False
     block_on_close = True
-
-
-def _text_block(answer: str) -> dict[str, Any]:
-    return {"type": "text", "text": answer}
-
-
-def _tool_use_block(call: ToolUse, number: int) -> dict[str, Any]:
-    return {
-        "type": "tool_use",
-        "id": f"toolu_fake_{number}",
-        "name": call.name,
-        "input": call.input,
-    }
-
-
-def _message(
-    message_id: str, model: str, content: list[dict[str, Any]], stop_reason: str
-) -> dict[str, Any]:
-    answer_length = sum(len(block.get("text", "")) for block in content)
-    return {
-        "id": message_id,
-        "type": "message",
-        "role": "assistant",
-        "model": model,
-        "content": content,
-        "stop_reason": stop_reason,
-        "stop_sequence": None,
-        "usage": {"input_tokens": 1, "output_tokens": max(1, answer_length // 4)},
-    }
-
-
-def _streamed(message: dict[str, Any]) -> Reply:
-    """message as the server-sent events of a streamed answer, in the order the API sends them."""
-    payload = "".join(
-        f"event: {event['type']}\ndata: {json.dumps(event)}\n\n" for event in _events(message)
-    ).encode("utf-8")
-    return Reply(
-        body=payload, headers={"content-type": "text/event-stream", "cache-control": "no-cache"}
-    )
-
-
-def _events(message: dict[str, Any]) -> Iterator[dict[str, Any]]:
-    started = {**message, "content": [], "stop_reason": None, "stop_sequence": None}
-    started["usage"] = {**message["usage"], "output_tokens": 1}
-    yield {"type": "message_start", "message": started}
-    for index, block in enumerate(message["content"]):
-        if block["type"] == "tool_use":
-            start = {**block, "input": {}}
-            delta = {"type": "input_json_delta", "partial_json": json.dumps(block["input"])}
-        else:
-            start = {**block, "text": ""}
-            delta = {"type": "text_delta", "text": block["text"]}
-        yield {"type": "content_block_start", "index": index, "content_block": start}
-        yield {"type": "content_block_delta", "index": index, "delta": delta}
-        yield {"type": "content_block_stop", "index": index}
-    yield {
-        "type": "message_delta",
-        "delta": {"stop_reason": message["stop_reason"], "stop_sequence": None},
-        "usage": {"output_tokens": message["usage"]["output_tokens"]},
-    }
-    yield {"type": "message_stop"}
-
-
-def _blocks(body: dict[str, Any]) -> Iterator[dict[str, Any]]:
-    for message in body.get("messages", []):
-        content = message.get("content", "")
-        if isinstance(content, list):
-            yield from (block for block in content if isinstance(block, dict))
-
-
-def _text_of(content: Any) -> str:
-    """The text of a content value: a string, or blocks (text, tool results, nested content)."""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "\n".join(_text_of(block) for block in content)
-    if isinstance(content, dict):
-        if "text" in content:
-            return str(content["text"])
-        if "content" in content:
-            return _text_of(content["content"])
-        if content.get("type") == "tool_use":
-            return json.dumps(content.get("input", {}))
-    return ""
 
 
 @pytest.fixture(autouse=True)

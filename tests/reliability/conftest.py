@@ -15,6 +15,7 @@ import pytest
 
 from tests.reliability.boundary_scene import scene  # noqa: F401
 from tests.reliability.engines import spawn_engine  # noqa: F401
+from tests.reliability.hostile import workspace  # noqa: F401
 
 FULL = os.environ.get("LAZY_RELIABILITY", "").strip().lower() == "full"
 

@@ -1,0 +1,174 @@
+"""`lazy init --claude-code` setting a project up, run as the real `lazy` command in it: a fresh
+repository, one whose settings, hooks and servers are kept, a second run, a moved `lazy`,
+and the --json report.
+
+Each test gets its own HOME and CLAUDE_CONFIG_DIR (conftest.py's harness_home) and its own
+LAZY_DATA; the command runs as `python -m lazy_memory.rpc.cli` unless a test runs the
+installed `lazy` script to see how the files name it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.components import missing
+from tests.e2e.conftest import Lazy
+from tests.e2e.init_claude_code.files import (
+    HOOK_COMMAND,
+    MATCHER,
+    our_hook,
+    our_server,
+    path_without,
+    read_json,
+    snapshot,
+    users_files,
+)
+
+
+def test_a_fresh_repository_gets_the_hook_the_server_and_its_approval(
+    lazy: Lazy, project: Path, isolated_environment: Path
+) -> None:
+    done = lazy("init", "--claude-code", "--non-interactive")
+
+    assert done.returncode == 0, done.stderr
+    settings = (project / ".claude" / "settings.json").read_text(encoding="utf-8")
+    assert settings == json.dumps({"hooks": {"SessionStart": [our_hook()]}}, indent=2) + "\n"
+    assert read_json(project / ".mcp.json") == {
+        "mcpServers": {"lazy": our_server(isolated_environment)}
+    }
+    assert read_json(project / ".claude" / "settings.local.json") == {
+        "enabledMcpjsonServers": ["lazy"]
+    }
+    assert (project / "lazy.toml").exists()
+    lines = done.stdout.splitlines()
+    assert f"Added the SessionStart hook `{HOOK_COMMAND}` to .claude/settings.json." in lines
+    assert any(line.startswith("Added the MCP server lazy (`") for line in lines)
+    assert lines[-1].startswith("Check: `claude mcp list` lists lazy as connected")
+
+
+def test_the_users_settings_hooks_and_servers_are_kept_as_they_were(
+    lazy: Lazy, project: Path, isolated_environment: Path
+) -> None:
+    before = users_files(project)
+
+    done = lazy("init", "--claude-code", "--non-interactive")
+
+    assert done.returncode == 0, done.stderr
+    settings_path, local_path, mcp_path = before
+    settings, local, mcp = (read_json(path) for path in before)
+    theirs = before[settings_path]
+    assert list(settings) == list(theirs)
+    assert {key: settings[key] for key in ("permissions", "model")} == {
+        key: theirs[key] for key in ("permissions", "model")
+    }
+    assert settings["autoMemoryEnabled"] is True  # explicit: never changed unasked
+    assert settings["hooks"] == {
+        "PreToolUse": theirs["hooks"]["PreToolUse"],
+        "SessionStart": [*theirs["hooks"]["SessionStart"], our_hook()],
+    }
+    assert local == {**before[local_path], "enabledMcpjsonServers": ["github", "lazy"]}
+    assert list(mcp) == ["mcpServers", "$schema"]
+    assert mcp["mcpServers"] == {
+        **before[mcp_path]["mcpServers"],
+        "lazy": our_server(isolated_environment),
+    }
+
+
+def test_a_second_run_changes_nothing_and_says_so(
+    lazy: Lazy, project: Path, isolated_environment: Path
+) -> None:
+    users_files(project)
+    lazy("init", "--claude-code", "--yes")
+    first = snapshot(project, isolated_environment)
+
+    again = lazy("init", "--claude-code", "--yes")
+    reported = json.loads(lazy("init", "--claude-code", "--yes", "--json").stdout)
+
+    assert again.returncode == 0, again.stderr
+    assert "Claude Code is already set up for this repository; nothing changed." in again.stdout
+    assert "Added" not in again.stdout
+    assert snapshot(project, isolated_environment) == first
+    assert reported["changed"] is False
+    assert {entry["status"] for entry in reported["files"]} == {"unchanged"}
+
+
+def test_a_changed_lazy_path_updates_the_entries_instead_of_adding_more(
+    lazy: Lazy, project: Path, isolated_environment: Path
+) -> None:
+    script = Path(sys.executable).with_name("lazy")
+    if not script.exists():
+        missing("the installed lazy script", f"none beside {sys.executable} (pip install -e .)")
+    users_files(project)
+    lazy("init", "--claude-code", "--non-interactive")
+
+    def run_script(path: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [str(script), "init", "--claude-code", "--non-interactive"],
+            cwd=project,
+            capture_output=True,
+            text=True,
+            env={**os.environ, "PATH": path},
+            timeout=60,
+        )
+
+    on_path = run_script(f"{script.parent}{os.pathsep}{os.environ['PATH']}")
+    on_path_settings = read_json(project / ".claude" / "settings.json")
+    on_path_server = read_json(project / ".mcp.json")["mcpServers"]["lazy"]
+    off_path = run_script(path_without("lazy"))
+
+    assert on_path.returncode == 0, on_path.stderr
+    assert "Updated the SessionStart hook in .claude/settings.json to `lazy memory" in (
+        on_path.stdout
+    )
+    assert on_path_settings["hooks"]["SessionStart"][1:] == [our_hook("lazy memory context --hook")]
+    assert on_path_server == our_server(isolated_environment, ["lazy"])
+    assert off_path.returncode == 0, off_path.stderr
+    session_start = read_json(project / ".claude" / "settings.json")["hooks"]["SessionStart"]
+    assert session_start[1:] == [our_hook(shlex.join([str(script), "memory", "context", "--hook"]))]
+    assert read_json(project / ".mcp.json")["mcpServers"]["lazy"] == our_server(
+        isolated_environment, [str(script)]
+    )
+
+
+def test_json_says_what_was_written(lazy: Lazy, project: Path, isolated_environment: Path) -> None:
+    done = lazy("init", "--claude-code", "--json")
+
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report == {
+        "root": str(project),
+        "changed": True,
+        "files": [
+            {"path": str(project / "lazy.toml"), "status": "created"},
+            {"path": str(isolated_environment / ".gitignore"), "status": "created"},
+            {"path": str(project / ".claude" / "settings.json"), "status": "created"},
+            {"path": str(project / ".claude" / "settings.local.json"), "status": "created"},
+            {"path": str(project / ".mcp.json"), "status": "created"},
+        ],
+        "storage": {"backend": "sqlite", "project": str(project)},
+        "import": {"found": 0, "imported": []},
+        "hook": {
+            "event": "SessionStart",
+            "matcher": MATCHER,
+            "command": HOOK_COMMAND,
+            "timeout": 30,
+            "status": "added",
+        },
+        "mcp_server": {
+            "name": "lazy",
+            **our_server(isolated_environment),
+            "status": "added",
+            "approval": "added",
+        },
+        "auto_memory": {"status": "not_asked", "turned_off": False},
+        "hints": [
+            "Claude Code's own auto memory is still on for this project; run `lazy init "
+            "--claude-code --auto-memory-off` to turn it off."
+        ],
+        "warnings": [],
+    }
