@@ -8,7 +8,8 @@ pyproject.toml; `-n 0` runs it in this process, for debugging): the `serial` tes
 the machine-wide ones and those that need root run on one worker, one after another, never
 beside another of them; the tests of a module that share a module-scoped fixture (a built
 extension, a browser, an engine) run on one worker, so it is built once; every other test
-goes to whichever worker is free.
+goes to whichever worker is free. The reliability figures the workers record are printed
+once, by the controller (tests/reliability/figures.py).
 """
 
 from __future__ import annotations
@@ -16,12 +17,14 @@ from __future__ import annotations
 import inspect
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from tests.components import POSTGRES, ROOT
 from tests.fake_anthropic import fake_anthropic, no_real_anthropic  # noqa: F401
 from tests.postgres import postgres_server  # noqa: F401
+from tests.reliability.figures import FIGURES, WORKER_OUTPUT, write_figures
 
 _ISOLATED_VARIABLES = (
     "LAZY_DATA",
@@ -94,6 +97,17 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
     its own process, inside the worker that runs that test. Otherwise xdist's own count: the
     machine's cores, or $PYTEST_XDIST_AUTO_NUM_WORKERS."""
     return 0 if "PYTEST_CURRENT_TEST" in os.environ else None
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node: Any, error: object) -> None:
+    """A worker is done: take the reliability figures it recorded, if any."""
+    FIGURES.merge(getattr(node, "workeroutput", {}).get(WORKER_OUTPUT, {}))
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """The reliability figures: this process's, or under xdist every worker's."""
+    write_figures(terminalreporter)
 
 
 @pytest.hookimpl(tryfirst=True)  # before xdist reads the groups
