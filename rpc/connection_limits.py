@@ -112,29 +112,52 @@ def at_the_cap(limits: ConnectionLimits) -> str:
     return f"{limits.max_connections} connections open, the limit ([engine] max_connections)"
 
 
-async def see_out(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, why: str) -> None:
-    """Send a refused connection one error saying why, then end it so that the client reads it.
+def see_out(
+    writer: asyncio.StreamWriter, why: str, ended: Callable[[asyncio.BaseTransport], None]
+) -> None:
+    """Send a refused connection one error saying why, then end it so that the client reads it;
+    ended gets its transport once its socket is closed.
 
     A socket closed with its client's bytes unread (the `initialize` a client sends as soon as
     it connects) is reset, and so is a write after the close: either way the client's
     transport fails before it has read the message. So the sending side is shut (the client
     reads the message, then its end), and what the client sends is dropped until it closes or
-    REFUSAL_LINGER_SECONDS have passed. TLS cannot shut one side: it is closed at once.
+    REFUSAL_LINGER_SECONDS have passed. No task and no stream stay behind: a crowd refused
+    holds only its sockets. TLS cannot shut one side: it is closed at once.
     """
     error = {"code": TOO_MANY_CONNECTIONS, "message": why}
     writer.write(frame({"jsonrpc": "2.0", "id": None, "error": error}))
     if not writer.can_write_eof():
+        writer.transport.set_protocol(_Dropping(writer.transport, ended, 0.0))
         writer.transport.close()  # after what is buffered: the message
         return
     writer.write_eof()
-    try:
-        async with asyncio.timeout(REFUSAL_LINGER_SECONDS):
-            while await reader.read(64 * 1024):
-                pass
-    except OSError:  # TimeoutError among them, or a client that reset its end
-        pass
-    finally:
-        writer.transport.close()
+    writer.transport.set_protocol(_Dropping(writer.transport, ended, REFUSAL_LINGER_SECONDS))
+
+
+class _Dropping(asyncio.Protocol):
+    """A refused connection's protocol once its message is sent: what the client sends is
+    dropped, and its end, or the linger's, closes the socket."""
+
+    def __init__(
+        self,
+        transport: asyncio.BaseTransport,
+        ended: Callable[[asyncio.BaseTransport], None],
+        linger: float,
+    ) -> None:
+        self._transport = transport
+        self._ended = ended
+        self._closing = asyncio.get_running_loop().call_later(linger, transport.close)
+
+    def data_received(self, data: bytes) -> None:
+        """Dropped: nothing a refused client says is read."""
+
+    def eof_received(self) -> bool:
+        return False  # the client has ended its side: close
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._closing.cancel()
+        self._ended(self._transport)
 
 
 def handshake_timed_out(limits: ConnectionLimits) -> str:

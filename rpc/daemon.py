@@ -179,7 +179,7 @@ class _Daemon:
         self.tokens = tokens
         self.limits = limits
         self.connections: set[asyncio.Task[None]] = set()
-        self.refused: set[asyncio.Task[None]] = set()
+        self.refused: set[asyncio.BaseTransport] = set()
         self.servers: set[EngineServer] = set()
         self.accepted = 0
         self.stopping = False
@@ -191,20 +191,23 @@ class _Daemon:
             writer.transport.abort()
             return
         if len(self.connections) >= self.limits.max_connections:
-            self._refuse(reader, writer)
+            self._refuse(writer)
             return
         self.accepted += 1
         task = asyncio.ensure_future(self._serve(f"connection {self.accepted}", reader, writer))
         self.connections.add(task)
         task.add_done_callback(self.connections.discard)
 
-    def _refuse(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    def _refuse(self, writer: asyncio.StreamWriter) -> None:
         """Tell a connection over the cap why, and end it: it never gets a server."""
         full = at_the_cap(self.limits)
         logger.warning("refused a connection from %s: %s", _peer(writer), full)
-        task = asyncio.ensure_future(see_out(reader, writer, f"the daemon has {full}: try later"))
-        self.refused.add(task)
-        task.add_done_callback(self.refused.discard)
+        self.refused.add(writer.transport)
+        see_out(writer, f"the daemon has {full}: try later", self._refusal_ended)
+
+    def _refusal_ended(self, transport: asyncio.BaseTransport) -> None:
+        self.refused.discard(transport)
+        self._collect_soon()  # a crowd refused leaves its buffers behind, as one served does
 
     async def close_all(self) -> None:
         """Answer the requests running, close every connection (flushing what was written
@@ -220,7 +223,9 @@ class _Daemon:
             self.collecting.cancel()
         servers = list(self.servers)
         await asyncio.gather(*(server.stop() for server in servers))
-        await _cancel([*self.connections, *self.refused])
+        for transport in list(self.refused):
+            transport.close()
+        await _cancel(list(self.connections))
         # Only now: a connection reads what is already buffered before its cancel lands,
         # and pygls keeps each request's task here until it is answered (annotated as a
         # concurrent.futures.Future, it holds asyncio tasks for async handlers).
