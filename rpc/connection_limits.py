@@ -127,12 +127,11 @@ def see_out(
     """
     error = {"code": TOO_MANY_CONNECTIONS, "message": why}
     writer.write(frame({"jsonrpc": "2.0", "id": None, "error": error}))
-    if not writer.can_write_eof():
-        writer.transport.set_protocol(_Dropping(writer.transport, ended, 0.0))
-        writer.transport.close()  # after what is buffered: the message
-        return
-    writer.write_eof()
-    writer.transport.set_protocol(_Dropping(writer.transport, ended, REFUSAL_LINGER_SECONDS))
+    linger = 0.0  # TLS: closed at the next turn, after what is buffered (the message)
+    if writer.can_write_eof():
+        writer.write_eof()
+        linger = REFUSAL_LINGER_SECONDS
+    writer.transport.set_protocol(_Dropping(writer.transport, ended, linger))
 
 
 class _Dropping(asyncio.Protocol):
