@@ -9,6 +9,10 @@ import gc
 import signal
 from types import FrameType
 
+DRAIN_SECONDS = 0.5
+"""How long a stop (SIGTERM) waits for the requests already read to be answered: a process
+must be gone within about a second, or its container runtime kills it."""
+
 
 def exit_on_sigterm_until_serving() -> None:
     """Until the server installs its own handler, SIGTERM exits 0 at once.

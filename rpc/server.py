@@ -37,6 +37,7 @@ from lazy_memory.engine.records import Operation
 from lazy_memory.engine.service import MemoryService
 from lazy_memory.rpc.editor.connection import EditorConnection
 from lazy_memory.rpc.editor.features import add_editor_features
+from lazy_memory.rpc.lifecycle import DRAIN_SECONDS
 from lazy_memory.rpc.methods import METHODS, Method
 from lazy_memory.rpc.pygls_io import converter, send_once
 from lazy_memory.rpc.storage_methods import STORAGE_METHODS
@@ -45,9 +46,6 @@ from lazy_memory.wire.framing import FramingError, Reader, frame, read_messages
 from lazy_memory.wire.names import MEMORY_CHANGED, RECORD_WRITES, STORAGE_WRITES
 
 SERVER_NAME = "lazy-memory"
-DRAIN_SECONDS = 0.5
-"""How long a stop (SIGTERM) waits for the requests already read to be answered: a process
-must be gone within about a second, or its container runtime kills it."""
 logger = logging.getLogger(__name__)
 ResultT = TypeVar("ResultT")
 

@@ -4,53 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
 import signal
-import sys
-import threading
 
+from lazy_memory.rpc.process_stdio import claim_stdout, stdin_reader, write_all
 from lazy_memory.rpc.server import EngineServer, serve_connection
-
-_CHUNK = 64 * 1024
-
-
-def take_stdout() -> int:
-    """Keep the real stdout for protocol messages and point fd 1 at stderr.
-
-    A stray print, or a library writing to stdout, would corrupt the framing and make
-    every later request time out; this way it lands in the log instead.
-    """
-    sys.stdout.flush()
-    protocol_fd = os.dup(1)
-    os.dup2(2, 1)
-    return protocol_fd
-
-
-def stdin_reader(fd: int = 0) -> asyncio.StreamReader:
-    """A stream over fd (stdin) fed by a daemon thread (works for pipes, files and terminals).
-
-    A daemon thread, unlike an executor's, never keeps the process alive once it is done:
-    after a stop it may still be blocked reading when the process exits.
-    """
-    loop = asyncio.get_running_loop()
-    reader = asyncio.StreamReader(limit=64 * 1024)
-
-    def pump() -> None:
-        while True:
-            try:
-                chunk = os.read(fd, _CHUNK)
-            except OSError:
-                chunk = b""
-            try:
-                if not chunk:
-                    loop.call_soon_threadsafe(reader.feed_eof)
-                    return
-                loop.call_soon_threadsafe(reader.feed_data, chunk)
-            except RuntimeError:  # the loop is closed: the process is exiting
-                return
-
-    threading.Thread(target=pump, name="lazy-engine-stdin", daemon=True).start()
-    return reader
 
 
 async def serve_stdio(server: EngineServer) -> int:
@@ -60,12 +17,10 @@ async def serve_stdio(server: EngineServer) -> int:
     editor or systemd sends to stop the engine) answers the requests already running,
     refuses the rest, and ends with 0.
     """
-    protocol_fd = take_stdout()
+    protocol_fd = claim_stdout()
 
     def write(data: bytes) -> None:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(protocol_fd, view) :]
+        write_all(protocol_fd, data)
 
     loop = asyncio.get_running_loop()
     terminated = asyncio.Event()
