@@ -1,17 +1,10 @@
-"""The installed package's version, looked up in one place and only when asked.
+"""The package's version, written once: pyproject.toml reads it from here when it builds.
 
-Reading package metadata costs about 15 ms, so no start-up path pays it unless it reports the
-version (`lazy --version`, the engine's and the MCP server's serverInfo).
+A constant, not a look-up of the installed package's metadata (about 15 ms): `lazy mcp`
+reports it in the `serverInfo` of its first answer, which must come within tens of
+milliseconds of its start.
 """
 
 from __future__ import annotations
 
-
-def package_version() -> str:
-    """lazy-memory's installed version, or "unknown" when it runs from an uninstalled tree."""
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("lazy-memory")
-    except PackageNotFoundError:
-        return "unknown"
+VERSION = "0.1.0"

@@ -94,7 +94,7 @@ async def run_engine(arguments: argparse.Namespace) -> int:
     from lazy_memory.engine.ports import ChangeFeed
     from lazy_memory.rpc.logs import configure_logging
     from lazy_memory.rpc.server import Session
-    from lazy_memory.rpc.version import package_version
+    from lazy_memory.rpc.version import VERSION
 
     configure_logging()
     settings, config_error = settings_or_defaults()
@@ -109,9 +109,7 @@ async def run_engine(arguments: argparse.Namespace) -> int:
     )
     try:
         return await serve(
-            lambda authenticate: Session(
-                storage, new_service, authenticate, package_version(), feed
-            )
+            lambda authenticate: Session(storage, new_service, authenticate, VERSION, feed)
         )
     finally:
         await storage.aclose()
