@@ -21,7 +21,6 @@
           dependencies = with python.pkgs; [
             anthropic
             asyncpg
-            mcp
             pydantic
             pygls
             pyyaml
@@ -52,6 +51,7 @@
             (pkgs.python312.withPackages (ps: with ps; [
               cryptography
               hypothesis
+              mcp
               mypy
               pytest
               pytest-asyncio

@@ -1,24 +1,20 @@
 """How the MCP tools take their arguments: exactly as the JSON has them, or one sentence why not.
 
-The SDK validates a tool's arguments leniently (pydantic's lax mode takes "yes" for true and
-"2" for 2), drops the names it does not know, parses a string that looks like JSON into a
-list or an object, and answers a mistake with pydantic's whole report. A model reading that
-report guesses. Here an argument the tool does not name is refused, a value must have the
-JSON type the input schema declares (which says so: `additionalProperties: false`), and a
-mistake is answered with one sentence naming each wrong argument and what it takes.
+A tool's arguments are checked against the input schema its `tools/list` entry declares
+(rpc/mcp_catalog.py), so what the model is told and what is enforced cannot drift apart: an
+argument the tool does not name is refused (the schema says `additionalProperties: false`), a
+value must have the declared JSON type (`"2"` is no page number, `true` is no integer, `1.0` is
+a number and not an integer), and the arguments it declares with a default may be left out. A
+model reading a validator's whole report guesses; here a mistake is answered with one sentence
+naming each wrong argument and what it takes. Standard library only: the schemas use a small
+part of JSON Schema (`type`, `anyOf`, `minimum`, `required`, `additionalProperties`), and that
+is all this reads.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
-from typing import Any, cast
-
-from mcp.server.mcpserver.context import Context
-from mcp.server.mcpserver.exceptions import ToolError
-from mcp.server.mcpserver.tools import Tool
-from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase, FuncMetadata
-from pydantic import ConfigDict, ValidationError
+from typing import Any
 
 from lazy_memory.engine.visible import visible_line
 
@@ -33,83 +29,69 @@ _JSON_TYPES = {
 }
 
 
-class _ArgumentsAsSent(FuncMetadata):
-    """A tool's argument model, fed the arguments as the client sent them.
-
-    The SDK's own pre-parsing turns a string argument of a non-string field into the JSON it
-    spells: a record named `[1]` would reach the tool as a list.
-    """
-
-    def pre_parse_json(self, data: dict[str, Any]) -> dict[str, Any]:
-        return data
+class ArgumentsRefused(Exception):
+    """A tool's arguments do not fit its input schema; the message says which and why."""
 
 
-class _ExactTool(Tool):
-    """A tool whose wrong arguments are answered with one plain sentence."""
-
-    async def run(
-        self,
-        arguments: dict[str, Any],
-        context: Context[Any, Any],
-        convert_result: bool = False,
-    ) -> Any:
-        """Run the tool, or raise ToolError saying which arguments are wrong and why."""
-        try:
-            self.fn_metadata.validate_arguments(arguments)
-        except ValidationError as error:
-            raise ToolError(explain(self.name, self.parameters, error)) from error
-        return await super().run(arguments, context, convert_result)
-
-
-def exact_tool(tools: list[Tool], **options: Any) -> Callable[[Callable[..., Any]], Any]:
-    """Decorate a function to append it to tools as a tool taking exact arguments.
-
-    options are Tool.from_function's (annotations, meta, ...).
-    """
-
-    def add(function: Callable[..., Any]) -> Callable[..., Any]:
-        tool = _ExactTool.from_function(function, **options)
-        lenient = tool.fn_metadata.arg_model
-        config = ConfigDict(extra="forbid", strict=True)
-        exact = cast(
-            "type[ArgModelBase]", type(lenient.__name__, (lenient,), {"model_config": config})
-        )
-        metadata = _ArgumentsAsSent(**{**dict(tool.fn_metadata), "arg_model": exact})
-        schema = exact.model_json_schema(by_alias=True)
-        tools.append(tool.model_copy(update={"fn_metadata": metadata, "parameters": schema}))
-        return function
-
-    return add
-
-
-def explain(tool: str, schema: dict[str, Any], error: ValidationError) -> str:
-    """One sentence: each argument of tool that is missing, unknown or wrong, and what it takes."""
+def checked_arguments(tool: str, schema: dict[str, Any], arguments: Any) -> dict[str, Any]:
+    """arguments, with the defaults of those left out, if they fit schema; else ArgumentsRefused
+    naming each argument that is missing, unknown or wrong, and what it takes."""
+    if not isinstance(arguments, dict):
+        raise ArgumentsRefused(f"{tool}: the arguments must be an object.")
     properties: dict[str, Any] = schema.get("properties", {})
-    problems: dict[str, str] = {}
-    for problem in error.errors(include_url=False):
-        argument = str(problem["loc"][0]) if problem["loc"] else ""
-        if argument in problems:  # a union reports each of its types: one problem is enough
-            continue
-        shown = visible_line(argument)
-        if problem["type"] == "extra_forbidden":
-            known = ", ".join(properties) or "none"
-            problems[argument] = f"there is no argument {shown} (the arguments are {known})"
-        elif argument not in properties:
-            problems[argument] = f"the arguments are not valid: {problem['msg']}"
-        elif problem["type"] == "missing":
-            expected = _expected(properties[argument])
-            problems[argument] = f"the argument {shown} is missing: it takes {expected}"
+    problems: list[str] = []
+    values: dict[str, Any] = {}
+    for argument, declared in properties.items():
+        if argument not in arguments:
+            if argument in schema.get("required", ()):
+                problems.append(
+                    f"the argument {argument} is missing: it takes {_expected(declared)}"
+                )
+            else:
+                values[argument] = declared.get("default")
+        elif _fits(arguments[argument], declared):
+            values[argument] = arguments[argument]
         else:
-            expected = _expected(properties[argument])
-            value = _shown_value(problem.get("input"))
-            problems[argument] = f"the argument {shown} takes {expected}, not {value}"
-    return f"{tool}: " + "; ".join(problems.values()) + "."
+            problems.append(
+                f"the argument {visible_line(argument)} takes {_expected(declared)}, "
+                f"not {_shown_value(arguments[argument])}"
+            )
+    for argument in arguments:
+        if argument not in properties:
+            known = ", ".join(properties) or "none"
+            problems.append(
+                f"there is no argument {visible_line(argument)} (the arguments are {known})"
+            )
+    if problems:
+        raise ArgumentsRefused(f"{tool}: " + "; ".join(problems) + ".")
+    return values
 
 
-def _expected(property_schema: dict[str, Any]) -> str:
+def _fits(value: Any, declared: dict[str, Any]) -> bool:
+    """Whether value is of one of the JSON types declared (strictly: a bool is no integer)."""
+    for kind in declared.get("anyOf", [declared]):
+        expected = kind.get("type")
+        if expected == "null":
+            fits = value is None
+        elif expected == "string":
+            fits = isinstance(value, str)
+        elif expected == "integer":
+            fits = isinstance(value, int) and not isinstance(value, bool)
+        elif expected == "number":
+            fits = isinstance(value, int | float) and not isinstance(value, bool)
+        elif expected == "boolean":
+            fits = isinstance(value, bool)
+        else:
+            fits = False
+        if fits and ("minimum" not in kind or value >= kind["minimum"]):
+            return True
+    return False
+
+
+def _expected(declared: dict[str, Any]) -> str:
     """What a property of an input schema takes, in words: "an integer of at least 1"."""
     kinds = []
-    for kind in property_schema.get("anyOf", [property_schema]):
+    for kind in declared.get("anyOf", [declared]):
         text = _JSON_TYPES.get(kind.get("type", ""), "a value")
         if "minimum" in kind:
             text += f" of at least {kind['minimum']}"

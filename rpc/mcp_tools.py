@@ -1,27 +1,21 @@
-"""The MCP tool surface: the memory store as an agent's model sees it.
+"""The MCP tools: the memory store as an agent's model sees it.
 
-Three tools, `lazy_memory_recall`, `lazy_memory_save` and `lazy_search`, each a thin call into
-MemoryService. Every failure reaches the model as an error result (`isError`), never as a
-crash of the server; engine errors keep their own message, which is written for the reader.
+Three tools, `lazy_memory_recall`, `lazy_memory_save` and `lazy_search` (declared in
+rpc/mcp_catalog.py), each a thin call into MemoryService. Every failure reaches the model as an
+error result (`isError`), never as a crash of the server; engine errors keep their own message,
+which is written for the reader.
 
 Every result is a prompt output: stored text in its text and in its structured content (which
 Claude Code hands the model instead of the text) is made visible (engine/visible.py). The
 verbatim record is the engine's (`lazy/memory/recall`) and the CLI's (`--json`, `--raw`).
-The server is served on stdio by rpc/mcp_stdio.py, the one seam onto the SDK's transport.
+A result is the JSON of MCP's `CallToolResult`; rpc/mcp_stdio.py serves it.
 """
 
 from __future__ import annotations
 
-import functools
-import inspect
 import logging
 from collections.abc import Awaitable, Callable
-from typing import Annotated, Any, ParamSpec
-
-from mcp.server.mcpserver import MCPServer
-from mcp.server.mcpserver.tools import Tool
-from mcp.types import CallToolResult, TextContent, ToolAnnotations
-from pydantic import Field
+from typing import Any
 
 from lazy_memory.engine.context import Role
 from lazy_memory.engine.delivery import page as page_of
@@ -30,147 +24,80 @@ from lazy_memory.engine.index import shown_description
 from lazy_memory.engine.records import Record
 from lazy_memory.engine.service import MemoryService
 from lazy_memory.engine.visible import visible_line, visible_text
-from lazy_memory.rpc.mcp_arguments import exact_tool
+from lazy_memory.rpc.mcp_arguments import ArgumentsRefused, checked_arguments
+from lazy_memory.rpc.mcp_catalog import INPUT_SCHEMAS, RECALL, SAVE, SEARCH
+from lazy_memory.rpc.mcp_protocol import ToolResult, internal_error, tool_error
 
 logger = logging.getLogger(__name__)
 
-_P = ParamSpec("_P")
 SEARCH_PAGE = 20
 """Hits per page of lazy_search."""
 
-_INSTRUCTIONS = (
-    "The shared memory of this project's coding agents: small named records that outlive "
-    "sessions. Read the index with lazy_memory_recall(), a record in full with "
-    'lazy_memory_recall(name=...), and search them with lazy_search(query="in:memories ...").'
-)
 
+class McpTools:
+    """The tools, calling service; results paged at result_limit_chars.
 
-def build_mcp_server(
-    service: MemoryService, result_limit_chars: int, version: str = ""
-) -> MCPServer:
-    """An MCP server whose tools read and write the store through service.
-
-    result_limit_chars is the largest tool result the harness shows whole when a tool
-    declares it (`[claude_code] tool_result_limit_chars`): the index is paged at it. version
-    is the package's, reported in `serverInfo`.
+    result_limit_chars is the largest tool result the harness shows whole when a tool declares
+    it (`[claude_code] tool_result_limit_chars`): the index is paged at it.
     """
-    tools: list[Tool] = []
 
-    role = Role.AGENT if service.identity.is_agent else Role.BUILDER
-    page_limit = result_limit_chars
-    # Claude Code shows a result whole up to the size a tool declares (its default is 50,000
-    # characters); the index is declared, and paged, at the integration's limit.
-    whole_results = {"anthropic/maxResultSizeChars": page_limit}
+    def __init__(self, service: MemoryService, result_limit_chars: int) -> None:
+        self.service = service
+        self._page_limit = result_limit_chars
+        self._role = Role.AGENT if service.identity.is_agent else Role.BUILDER
+        self._tools: dict[str, Callable[..., Awaitable[ToolResult]]] = {
+            RECALL: self.recall,
+            SAVE: self.save,
+            SEARCH: self.search,
+        }
 
-    @exact_tool(tools, annotations=ToolAnnotations(read_only_hint=True), meta=whole_results)
-    @_errors_as_results
-    async def lazy_memory_recall(
-        name: Annotated[
-            str | None,
-            Field(description="The exact name of a record; leave it out to get the index."),
-        ] = None,
-        page: Annotated[
-            int,
-            Field(ge=1, description="Which page of the index, when it says it has more than one."),
-        ] = 1,
-    ) -> CallToolResult:
-        """Read the project's shared memory: the whole index of records, or one record in full.
+    async def call(self, tool: str, arguments: Any) -> ToolResult:
+        """The result of calling tool with arguments: every failure is an error result."""
+        implementation = self._tools.get(tool)
+        if implementation is None:
+            return tool_error(f"Unknown tool: {tool}")
+        try:
+            return await implementation(**checked_arguments(tool, INPUT_SCHEMAS[tool], arguments))
+        except ArgumentsRefused as refusal:
+            return tool_error(str(refusal))
+        except LazyMemoryError as error:
+            return tool_error(visible_text(error.message))
+        except Exception as error:
+            logger.exception("%s failed", tool)
+            return internal_error(error)
 
-        Without a name: the memory section a launch gets, whole: one line per record,
-        `- name (type): description` (or the compact's summary and the lines written since),
-        in pages when it is very large (the last line names the next page). With a name: that
-        record in full (name, type, description, revision, who last wrote it and when, and its
-        markdown body). Read the index first, then recall the records whose descriptions bear
-        on your task. An unknown name is an error; the index has the exact spelling.
-        """
+    async def recall(self, name: str | None, page: int) -> ToolResult:
+        """The index (a page of it), or one record in full."""
         # Models often fill an optional string with "" rather than leaving it out.
         if not name:
-            section = (await service.context(role)).text
-            shown, total = page_of(section, page_limit, "lazy_memory_recall(page={page})", page)
+            section = (await self.service.context(self._role)).text
+            shown, total = page_of(
+                section, self._page_limit, "lazy_memory_recall(page={page})", page
+            )
             if shown is None:
                 raise InvalidRecord(f"there is no page {page}: the index has {total}")
             # Text only: a structured copy is what Claude Code would show, and it is larger.
-            return CallToolResult(content=[TextContent(type="text", text=shown)])
-        record = await service.recall(name)
+            return _text(shown)
+        record = await self.service.recall(name)
         return _result(_record_text(record), record.model_dump(mode="json"))
 
-    @exact_tool(tools)
-    @_errors_as_results
-    async def lazy_memory_save(
-        name: Annotated[
-            str,
-            Field(
-                description="1-200 printable characters, e.g. deploy-steps or Release "
-                "checklist: spaces, capitals, any script and punctuation are fine; no control "
-                "or format characters, no '/' or '\\', no leading dot, no whitespace at either "
-                "end, no '(type):'. An existing name (exactly as the index spells it) is updated."
-            ),
-        ],
-        type: Annotated[
-            str,
-            Field(
-                description="user (who the user is, what they prefer), feedback (guidance on "
-                "how to work), project (facts and decisions about this project) or reference "
-                "(where to find things outside it)."
-            ),
-        ],
-        description: Annotated[
-            str,
-            Field(description="One line of at most 200 characters: what the record tells."),
-        ],
-        body: Annotated[str, Field(description="The record's full content, in markdown.")],
-        if_revision: Annotated[
-            int | None,
-            Field(
-                ge=0,
-                description="Save only if the record is still at this revision (the one "
-                "lazy_memory_recall(name=...) showed; 0 for a name never written), else fail "
-                "and change nothing. Leave it out to save whatever the record holds now.",
-            ),
-        ] = None,
-    ) -> CallToolResult:
-        """Save a record to the project's shared memory, creating it or replacing it whole.
-
-        A record is a small named note that every later session sees in its memory index:
-        how the project builds or deploys, what the user prefers, a decision and its reason.
-        To change a record, recall it first and save every field; each save becomes a new
-        revision and the old ones stay in the history. Returns the saved record. Agent
-        sessions are read-only: put memory-worthy knowledge in your final summary instead.
-        """
-        record = await service.save(
+    async def save(
+        self, name: str, type: str, description: str, body: str, if_revision: int | None
+    ) -> ToolResult:
+        """Create or replace a record; agents are refused by the service's write gate."""
+        record = await self.service.save(
             name, type=type, description=description, body=body, if_revision=if_revision
         )
-        name = visible_line(record.name)
+        shown = visible_line(record.name)
         if record.unchanged:
-            text = f"unchanged, revision {record.revision}: {name} already held this content"
+            text = f"unchanged, revision {record.revision}: {shown} already held this content"
         else:
-            text = f"saved {name} ({record.type.value}) as revision {record.revision}"
+            text = f"saved {shown} ({record.type.value}) as revision {record.revision}"
         return _result(text, record.model_dump(mode="json"))
 
-    @exact_tool(tools, annotations=ToolAnnotations(read_only_hint=True), meta=whole_results)
-    @_errors_as_results
-    async def lazy_search(
-        query: Annotated[
-            str,
-            Field(
-                description='What to look for, e.g. in:memories deploy staging -"old way" '
-                "type:project name:deploy*"
-            ),
-        ],
-        page: Annotated[
-            int, Field(ge=1, description="Which page of hits, when the last one says more match.")
-        ] = 1,
-    ) -> CallToolResult:
-        """Search the project's shared memory records: names, descriptions and bodies.
-
-        The query holds words (a record must hold all of them), "quoted phrases",
-        type:user|feedback|project|reference, name:exact-name or name:prefix*, and -word or
-        -"phrase" to leave records out; in:memories, the default scope, may lead it. Matching
-        ignores case and punctuation, not word endings (deploy does not find deploys). Returns
-        the best records first, 20 a page, each with its index line and a snippet with the
-        matches between « and »; recall a record by name to read it in full.
-        """
-        hits, more = await service.search_page(query, page, SEARCH_PAGE)
+    async def search(self, query: str, page: int) -> ToolResult:
+        """A page of the records the query finds, best first, each with its snippet."""
+        hits, more = await self.service.search_page(query, page, SEARCH_PAGE)
         if not hits:
             text = f"No memory record matches {visible_line(query)}" + (
                 f" on page {page}" if page > 1 else ""
@@ -189,39 +116,6 @@ def build_mcp_server(
         structured = {"hits": [hit.model_dump(mode="json") for hit in hits], "page": page}
         return _result(text, {**structured, "more": more})
 
-    # WARNING: at INFO the SDK logs a line per request to stderr, which is the client's log.
-    return MCPServer(
-        "lazy-memory",
-        instructions=_INSTRUCTIONS,
-        version=version,
-        log_level="WARNING",
-        tools=tools,
-    )
-
-
-def _errors_as_results(
-    tool: Callable[_P, Awaitable[CallToolResult]],
-) -> Callable[_P, Awaitable[CallToolResult]]:
-    """Wrap tool so that every exception becomes an error result the model can act on."""
-
-    # functools.wraps keeps the signature the SDK builds the tool's input schema from.
-    @functools.wraps(tool)
-    async def answer(*args: _P.args, **kwargs: _P.kwargs) -> CallToolResult:
-        try:
-            return await tool(*args, **kwargs)
-        except LazyMemoryError as error:
-            return _error(visible_text(error.message))
-        except Exception as error:
-            logger.exception("%s failed", tool.__name__)
-            return _error(
-                f"lazy-memory failed with an internal error ({type(error).__name__}); the "
-                "details are in the server's log"
-            )
-
-    # The SDK sends the docstring as the tool's description verbatim, indentation and all.
-    answer.__doc__ = inspect.cleandoc(tool.__doc__ or "")
-    return answer
-
 
 def _record_text(record: Record) -> str:
     return (
@@ -233,13 +127,14 @@ def _record_text(record: Record) -> str:
     )
 
 
-def _result(text: str, structured: dict[str, Any]) -> CallToolResult:
+def _text(text: str) -> ToolResult:
+    return {"content": [{"type": "text", "text": text}], "isError": False}
+
+
+def _result(text: str, structured: dict[str, Any]) -> ToolResult:
     # Claude Code hands the model the structured content alone when there is any, so it
     # carries everything the text does, made visible as the text is.
-    return CallToolResult(
-        content=[TextContent(type="text", text=text)],
-        structured_content=_visible_json(structured),
-    )
+    return {**_text(text), "structuredContent": _visible_json(structured)}
 
 
 def _visible_json(value: Any, key: str = "") -> Any:
@@ -251,7 +146,3 @@ def _visible_json(value: Any, key: str = "") -> Any:
     if isinstance(value, list):
         return [_visible_json(item, key) for item in value]
     return value
-
-
-def _error(message: str) -> CallToolResult:
-    return CallToolResult(content=[TextContent(type="text", text=message)], is_error=True)

@@ -25,6 +25,8 @@ if TYPE_CHECKING:
 
 HOOK_WORDS = ("memory", "context", "--hook")
 """The SessionStart hook's arguments, as `lazy init --claude-code` writes them."""
+MCP_WORDS = ("mcp",)
+"""The MCP server's arguments, as `lazy init --claude-code` and `claude mcp add` write them."""
 
 EXIT_STATUSES: dict[type[LazyMemoryError], int] = {
     NotFound: 3,
@@ -80,6 +82,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         if kept_hook():
             return 0
+    if tuple(given) == MCP_WORDS:
+        # The harness waits for its answer to `initialize` and `tools/list` (or, in `claude -p`,
+        # does not wait): no parser, no asyncio before they are answered.
+        from lazy_memory.rpc.cli.mcp import serve_now
+
+        return serve_now()
     from lazy_memory.rpc.cli.common import UsageError
 
     parser = build_parser()

@@ -1,14 +1,28 @@
-"""`lazy mcp`: serve the memory tools to an agent over MCP on standard input and output."""
+"""`lazy mcp`: serve the memory tools to an agent over MCP on standard input and output.
+
+Its start is a product feature: Claude Code in `-p` mode sends the first model request without
+waiting for MCP servers (and with `alwaysLoad` waits a few seconds at most), so `lazy mcp`
+answers `initialize` and `tools/list` before it imports anything heavy or opens the store
+(rpc/mcp_stdio.py). `lazy mcp` as the whole command line takes the shortest path, without the
+command parser (rpc/cli/__init__.py); any other spelling comes here through the parser.
+"""
 
 from __future__ import annotations
 
-import argparse
-import logging
-import os
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from lazy_memory.adapters.config import settings_or_defaults
+if TYPE_CHECKING:
+    import argparse
+
+    from lazy_memory.adapters.config import Settings
+    from lazy_memory.engine.errors import LazyMemoryError
+    from lazy_memory.rpc.mcp_stdio import McpStdio, Started
+    from lazy_memory.rpc.mcp_tools import McpTools
+
+_TOOL_MODULES = ("lazy_memory.adapters", "lazy_memory.rpc.identity", "lazy_memory.rpc.mcp_tools")
+"""What the tools need (pydantic, the engine, the composition root): imported once they are
+listed, off the event loop."""
 
 
 def add_commands(commands: Any) -> None:
@@ -23,58 +37,78 @@ def add_commands(commands: Any) -> None:
     server.set_defaults(run=serve)
 
 
-async def serve(arguments: argparse.Namespace) -> int:
-    """Serve the MCP tools over stdio as the session the environment names, then close."""
-    # First thing, before any import that might print or log: stdout is the protocol's
-    # alone, and the log is stderr. The SDK logs a line per request at INFO: the client's
-    # log wants only what matters.
-    protocol = claim_stdout()
-    from lazy_memory.rpc.logs import configure_logging
+def serve_now() -> int:
+    """`lazy mcp`, started from nothing: no parser, no asyncio until the tools are listed."""
+    stdio, started, settings, config_error = _start()
+    if started.ended:
+        return 0
+    import asyncio
 
-    configure_logging(logging.WARNING)
-    from lazy_memory.rpc.lifecycle import exit_on_sigterm_until_serving, freeze_heap_for_exit
+    return asyncio.run(_serve_tools(stdio, started, settings, config_error))
+
+
+async def serve(arguments: argparse.Namespace) -> int:
+    """`lazy mcp` through the parser (`lazy --debug mcp`): the same server in the running loop.
+
+    Its start reads stdin blocking, which holds up nothing: nothing else runs in this loop yet.
+    """
+    stdio, started, settings, config_error = _start()
+    if started.ended:
+        return 0
+    return await _serve_tools(stdio, started, settings, config_error)
+
+
+def _start() -> tuple[McpStdio, Started, Settings, LazyMemoryError | None]:
+    """Claim stdio, then answer the session's start (rpc/mcp_stdio.py serve_start)."""
+    # First thing, before any import that might print: stdout is the protocol's alone.
+    from lazy_memory.rpc.process_stdio import claim_stdin, claim_stdout
+
+    protocol = claim_stdout()
+    from lazy_memory.rpc.lifecycle import exit_on_sigterm_until_serving
 
     exit_on_sigterm_until_serving()
-    # Here, not at the top: building the parser (every command does) must not import them.
-    import asyncio
-    import signal
-
-    # The MCP SDK takes about a second to import: only this command may pay for it.
-    from lazy_memory.adapters import open_storage_anyway, service_factory
-    from lazy_memory.rpc.identity import builder_identity
-    from lazy_memory.rpc.mcp_stdio import Stdio, serve_stdio
-    from lazy_memory.rpc.mcp_tools import build_mcp_server
-    from lazy_memory.rpc.version import package_version
+    from lazy_memory.adapters.config import settings_or_defaults
+    from lazy_memory.rpc.mcp_protocol import McpSession
+    from lazy_memory.rpc.mcp_stdio import McpStdio, serve_start
+    from lazy_memory.rpc.version import VERSION
 
     settings, config_error = settings_or_defaults()
     for warning in settings.warnings:
         print(f"lazy: warning: {warning}", file=sys.stderr)
-    # Tools must be served whatever state the store is in: see adapters/reopening.py.
-    storage = await open_storage_anyway(settings, config_error)
-    service = service_factory(settings, storage)(builder_identity(settings))
-    stdio = Stdio(protocol)
-    loop = asyncio.get_running_loop()
-    # SIGTERM (a harness or container stopping the server) answers the requests already
-    # read, then ends the input: the server closes as if the client had, and exits 0.
-    loop.add_signal_handler(signal.SIGTERM, stdio.stop)
+    stdio = McpStdio(claim_stdin(), protocol)
+    session = McpSession(VERSION, settings.tool_result_limit_chars)
+    return stdio, serve_start(session, stdio), settings, config_error
+
+
+async def _serve_tools(
+    stdio: McpStdio, started: Started, settings: Settings, config_error: LazyMemoryError | None
+) -> int:
+    """Serve the rest of the session with the tools, opened now (rpc/mcp_stdio.py)."""
+    import logging
+
+    from lazy_memory.rpc.lifecycle import freeze_heap_for_exit
+    from lazy_memory.rpc.logs import configure_logging
+    from lazy_memory.rpc.mcp_stdio import serve_tools
+
+    configure_logging(logging.WARNING)
+
+    async def open_tools() -> McpTools:
+        import asyncio
+        import importlib
+
+        for module in _TOOL_MODULES:
+            await asyncio.to_thread(importlib.import_module, module)
+        from lazy_memory.adapters import open_storage_anyway, service_factory
+        from lazy_memory.rpc.identity import builder_identity
+        from lazy_memory.rpc.mcp_tools import McpTools
+
+        # Tools are served whatever state the store is in: see adapters/reopening.py.
+        storage = await open_storage_anyway(settings, config_error)
+        service = service_factory(settings, storage)(builder_identity(settings))
+        return McpTools(service, settings.tool_result_limit_chars)
+
     try:
-        server = build_mcp_server(service, settings.tool_result_limit_chars, package_version())
-        await serve_stdio(server, stdio)
+        await serve_tools(stdio, open_tools, started)
     finally:
-        loop.remove_signal_handler(signal.SIGTERM)
-        await service.aclose()
         freeze_heap_for_exit()  # a stop on SIGTERM must be over within about a second
     return 0
-
-
-def claim_stdout() -> int:
-    """Keep the real stdout for the protocol (returned) and point fd 1 and sys.stdout at stderr.
-
-    A stray print, a library or a child process writing to stdout would corrupt the framing
-    and make every later request time out; this way it lands in the client's log instead.
-    """
-    sys.stdout.flush()
-    protocol = os.dup(1)
-    os.dup2(2, 1)
-    sys.stdout = sys.stderr
-    return protocol

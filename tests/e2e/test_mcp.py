@@ -22,7 +22,7 @@ from lazy_memory.adapters import open_service
 from lazy_memory.adapters.config import load_settings
 from lazy_memory.engine.identity import Identity
 from lazy_memory.engine.records import Actor, ActorKind
-from lazy_memory.rpc.mcp_tools import build_mcp_server
+from lazy_memory.rpc.mcp_tools import McpTools
 
 TIMEOUT = 60
 """Seconds a whole MCP conversation may take before the test fails instead of hanging."""
@@ -311,15 +311,13 @@ async def test_an_unexpected_failure_is_an_error_result_logged_to_stderr(
     service.recall = broken  # type: ignore[method-assign,assignment]
     try:
         with caplog.at_level(logging.ERROR):
-            result = await build_mcp_server(service, 500_000).call_tool(
-                "lazy_memory_recall", {"name": "x"}
-            )
+            result = await McpTools(service, 500_000).call("lazy_memory_recall", {"name": "x"})
     finally:
         await service.aclose()
 
-    assert isinstance(result, CallToolResult)
-    assert result.is_error
-    assert "internal error (RuntimeError)" in text_of(result)
+    assert result["isError"] is True
+    [block] = result["content"]
+    assert "internal error (RuntimeError)" in block["text"]
     [logged] = [r for r in caplog.records if r.name == "lazy_memory.rpc.mcp_tools"]
     assert logged.exc_info is not None
     assert "the disk is on fire" in str(logged.exc_info[1])
@@ -333,13 +331,17 @@ import sys
 
 
 class PrintWhenImported(importlib.abc.MetaPathFinder):
-    """Write to stdout, as a careless library might, when `lazy mcp` imports the MCP SDK."""
+    """Write to stdout, as a careless library might, when `lazy mcp` imports these modules:
+    one on its start path, one as it opens the tools (in a thread of its own)."""
+
+    def __init__(self):
+        self.modules = {"lazy_memory.rpc.mcp_protocol", "pydantic"}
 
     def find_spec(self, name, path=None, target=None):
-        if name == "mcp":
-            sys.meta_path.remove(self)
-            print("a stray print while the MCP SDK is imported")
-            os.write(1, b"a stray write to fd 1\\n")
+        if name in self.modules:
+            self.modules.discard(name)
+            print(f"a stray print while {name} is imported")
+            os.write(1, f"a stray write to fd 1 while {name} is imported\\n".encode())
         return None
 
 
@@ -369,5 +371,6 @@ async def test_stray_output_during_start_up_does_not_reach_the_protocol(
     assert "revision: 1" in text_of(recalled)
     # The output was written, and went to the client's log, not into the protocol.
     log = (tmp_path / "server-stderr.log").read_text()
-    assert "a stray print while the MCP SDK is imported" in log
-    assert "a stray write to fd 1" in log
+    for module in ("lazy_memory.rpc.mcp_protocol", "pydantic"):
+        assert f"a stray print while {module} is imported" in log
+        assert f"a stray write to fd 1 while {module} is imported" in log

@@ -14,13 +14,12 @@ import os
 from pathlib import Path
 
 import pytest
-from mcp.types import CallToolResult, TextContent
 
 from lazy_memory.adapters import open_service
 from lazy_memory.adapters.config import load_settings
 from lazy_memory.engine.identity import Identity
 from lazy_memory.engine.records import Actor, ActorKind
-from lazy_memory.rpc.mcp_tools import build_mcp_server
+from lazy_memory.rpc.mcp_tools import McpTools
 from tests.e2e.conftest import Lazy
 from tests.e2e.jsonrpc import RawClient
 
@@ -96,26 +95,21 @@ async def test_the_mcp_save_tool_says_unchanged(
     identity = Identity(actor=Actor(kind=ActorKind.BUILDER, detail="builder-7"))
     service = await open_service(load_settings(), identity)
     try:
-        server = build_mcp_server(service, 500_000)
-        first = await server.call_tool("lazy_memory_save", SAVE)
-        again = await server.call_tool("lazy_memory_save", SAVE)
+        tools = McpTools(service, 500_000)
+        first = await tools.call("lazy_memory_save", SAVE)
+        again = await tools.call("lazy_memory_save", SAVE)
         entries = await service.history("deploy")
     finally:
         await service.aclose()
 
-    assert isinstance(first, CallToolResult)
-    assert isinstance(again, CallToolResult)
-    assert not again.is_error
-    [block] = again.content
-    assert isinstance(block, TextContent)
-    assert block.text == "unchanged, revision 1: deploy already held this content"
-    assert again.structured_content is not None
-    assert (again.structured_content["unchanged"], again.structured_content["revision"]) == (
+    assert again["isError"] is False
+    [block] = again["content"]
+    assert block["text"] == "unchanged, revision 1: deploy already held this content"
+    assert (again["structuredContent"]["unchanged"], again["structuredContent"]["revision"]) == (
         True,
         1,
     )
-    assert first.structured_content is not None
-    assert "unchanged" not in first.structured_content
+    assert "unchanged" not in first["structuredContent"]
     assert len(entries) == 1
 
 
