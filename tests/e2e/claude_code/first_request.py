@@ -8,7 +8,8 @@ server's tools in three other ways (measured on 2.1.332 and 2.1.197 in `-p` mode
   `"alwaysLoad": true`): `tools` holds ToolSearch, and a message names the tools, saying
   "Their schemas are NOT loaded";
 - still connecting (a server slower than the first request, which `-p` does not wait for by
-  default): `tools` holds only WaitForMcpServers for it;
+  default): 2.1.197 offers a WaitForMcpServers tool instead, and 2.1.332 names the server in a
+  message ("The following MCP servers are still connecting");
 - not at all (the server failed, or is not configured).
 
 `declared_tools` asks a server what it declares in `tools/list`, as JSON-RPC over its stdio
@@ -36,9 +37,10 @@ LAZY_TOOLS = ("lazy_memory_recall", "lazy_memory_save", "lazy_search")
 OFFERED = "offered with their schemas"
 OTHER_SCHEMA = "offered with other schemas"
 DEFERRED = "deferred behind ToolSearch"
-CONNECTING = "still connecting (WaitForMcpServers)"
+CONNECTING = "still connecting"
 ABSENT = "not offered"
 WAIT_TOOL = "WaitForMcpServers"
+CONNECTING_LIST = "MCP servers are still connecting"
 AUTO_MEMORY_SECTION = "# Memory\n\nYou have a persistent file-based memory at "
 """How Claude Code's own auto memory section starts (2.1.332 and 2.1.197)."""
 LAZY_SECTION = "lazy's memory section"
@@ -123,11 +125,21 @@ def lazy_tools_offer(body: Body, declared: Mapping[str, Mapping[str, Any]]) -> s
     if len(loaded) == len(wanted):
         same = all(offered[name].get("input_schema") == wanted[name] for name in wanted)
         return OFFERED if same else OTHER_SCHEMA
-    if any(name in request_text(dict(body)) or name in offered for name in wanted):
+    text = request_text(dict(body))
+    if any(name in text or name in offered for name in wanted):
         return DEFERRED
-    if WAIT_TOOL in offered:
+    if WAIT_TOOL in offered or _listed_as_connecting(text):
         return CONNECTING
     return ABSENT
+
+
+def _listed_as_connecting(text: str) -> bool:
+    """Whether text has the list of servers still connecting, and lazy's is on it."""
+    start = text.find(CONNECTING_LIST)
+    if start < 0:
+        return False
+    listed = text[start:].split("\n\n", 1)[0].splitlines()[1:]
+    return SERVER in (line.strip(" -") for line in listed)
 
 
 def memory_instructions(body: Body, preamble: str) -> list[str]:

@@ -209,9 +209,21 @@ class ClaudeCode:
         A run that outlives timeout is killed with everything it started (hooks, MCP
         servers), and the test fails with what it had printed.
         """
+        command = [self.binary, "-p", prompt, *map(str, arguments)]
+        return self.run_command(command, cwd=cwd, env=env, timeout=timeout)
+
+    def run_command(
+        self,
+        command: list[str],
+        *,
+        cwd: Path,
+        env: Mapping[str, str] | None = None,
+        timeout: float = DEFAULT_TIMEOUT_SECONDS,
+    ) -> subprocess.CompletedProcess[str]:
+        """Run command (one that starts this Claude Code, such as `lazy launch claude`) as
+        run() runs claude, in this Claude Code's environment."""
         self.config_dir.mkdir(parents=True, exist_ok=True)
         self.home.mkdir(parents=True, exist_ok=True)
-        command = [self.binary, "-p", prompt, *map(str, arguments)]
         process = subprocess.Popen(
             command,
             cwd=cwd,
@@ -228,7 +240,7 @@ class ClaudeCode:
             os.killpg(process.pid, signal.SIGKILL)
             stdout, stderr = process.communicate()
             raise AssertionError(
-                f"claude -p ran past {timeout:.0f} s and was killed\n"
+                f"{shlex.join(command[:2])} ... ran past {timeout:.0f} s and was killed\n"
                 f"stdout: {stdout}\nstderr: {stderr}"
             ) from None
         return subprocess.CompletedProcess(command, process.returncode, stdout, stderr)

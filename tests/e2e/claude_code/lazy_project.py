@@ -90,12 +90,5 @@ def launch(
     claude_code: ClaudeCode, project: Path, *arguments: str
 ) -> subprocess.CompletedProcess[str]:
     """`lazy launch claude ARGUMENTS` with the test's Claude Code and its environment."""
-    return subprocess.run(
-        [*LAZY, "launch", "claude", "--claude", claude_code.binary, *arguments],
-        cwd=project,
-        env=claude_code.environment(),
-        capture_output=True,
-        text=True,
-        timeout=120,
-        stdin=subprocess.DEVNULL,
-    )
+    command = [*LAZY, "launch", "claude", "--claude", claude_code.binary, *arguments]
+    return claude_code.run_command(command, cwd=project)
