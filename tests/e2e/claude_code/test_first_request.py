@@ -35,15 +35,15 @@ ROLES = {"builder": {}, "agent": {"LAZY_TASK_ID": "T-1"}}
 
 
 def assert_first_request(
-    claude_code: ClaudeCode, project: Path, environment: dict[str, str], index: int = 0
+    claude_code: ClaudeCode, project: Path, environment: dict[str, str]
 ) -> None:
-    """The request at index offered lazy's tools with their schemas, and held one instruction
-    about memory: lazy's section for the role environment gives."""
-    body = claude_code.api.message_requests[index].body
+    """The first request offered lazy's tools with their schemas, and held one instruction
+    about memory: lazy's section for the role of environment."""
+    body = claude_code.api.message_requests[0].body
     declared = declared_tools(lazy_server(project), project, {**os.environ, **environment})
     assert sorted(declared) == list(LAZY_TOOLS)
     offer = lazy_tools_offer(body, declared)
-    assert offer == OFFERED, f"lazy's tools were {offer}: {claude_code.api.tool_names(index)}"
+    assert offer == OFFERED, f"lazy's tools were {offer}: {claude_code.api.tool_names(0)}"
     instructions = memory_instructions(body, preamble(project, **environment))
     assert instructions == [LAZY_SECTION]
 
@@ -81,9 +81,8 @@ def test_a_forked_session_runs_the_hook_and_gets_the_section(
     fill(isolated_environment, 5)
     first = check_run(each_claude_code.run("hello", "--output-format", "json", cwd=project))
     session = json.loads(first.stdout)["session_id"]
-    saved = lazy(
-        project, "memory", "save", "since-the-fork", "-t", "project", "-d", "New", "--body", "b"
-    )
+    record = ["since-the-fork", "-t", "project", "-d", "New", "--body", "b"]
+    saved = lazy(project, "memory", "save", *record)
     assert saved.returncode == 0, saved.stderr
     forked_at = len(each_claude_code.api.message_requests)
 
