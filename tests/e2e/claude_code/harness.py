@@ -28,8 +28,9 @@ measured):
 - `--mcp-config FILE` adds servers from FILE on top of `.mcp.json`; with
   `--strict-mcp-config` only the `--mcp-config` servers are used and `.mcp.json` is ignored.
 - MCP servers connect in the background in `-p` by default: the first request can go out
-  before a slow server's tools are listed (only a `WaitForMcpServers` tool stands for them),
-  and a call of them then comes back as "<tool_use_error>Error: No such tool available: ...
+  before a slow server's tools are listed (2.1.197 offers a `WaitForMcpServers` tool instead,
+  2.1.332 names the server as "still connecting" in a message), and a call of them then
+  comes back as "<tool_use_error>Error: No such tool available: ...
   The MCP server 'X' is still connecting". 2.1.332 also defers every MCP tool behind its
   ToolSearch tool: the first request names them in a message ("Their schemas are NOT
   loaded") instead of offering them in `tools`. A server entry with `"alwaysLoad": true`
