@@ -34,8 +34,10 @@ DEFAULT_CONNECT_TIMEOUT_SECONDS = 2.0
 """How long opening a network store (PostgreSQL, a remote daemon) may take before it fails."""
 DEFAULT_REQUEST_TIMEOUT_SECONDS = 30.0
 """How long a remote daemon may take to answer one request before its connection is dropped."""
-CLAUDE_CODE_MEASURED_VERSION = "2.1.197"
+CLAUDE_CODE_MEASURED_VERSION = "2.1.332"
 """The Claude Code release the harness limits below were measured on (tests/e2e/claude_code)."""
+CLAUDE_CODE_OLDER_VERSION = "2.1.197"
+"""The older release the set-up is also tested on (tests/e2e/claude_code; .ci/run installs it)."""
 DEFAULT_HOOK_LIMIT_CHARS = 10_000
 """What Claude Code shows of a hook's output whole; past it the model gets a 2 KB preview."""
 DEFAULT_TOOL_RESULT_LIMIT_CHARS = 500_000

@@ -2,7 +2,8 @@
 
 Run from the repository root. `--quick` (1k and 10k records, fewer repeats) takes under two
 minutes; the full run adds 100k-record stores; `--peers` runs only the MCP group, `lazy mcp`
-beside other memory MCP servers (bench/peers.py). It prints a table (value, floor, target,
+beside other memory MCP servers (bench/peers.py); `--first-request [N]` only the real Claude
+Code's first requests (bench/first_request.py). It prints a table (value, floor, target,
 PASS or MISS) and writes bench/results/latest.json (quick.json, peers.json), then names every
 MISS on stderr with by how much, and exits 1 if there is one (0 with --no-gate). See
 bench/README.md; `python -m bench.tables` rewrites the READMEs' tables from the JSON.
@@ -22,7 +23,18 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from bench import cli, engine, launch, mcp_tools, memory, peers, postgres, saves, startup
+from bench import (
+    cli,
+    engine,
+    first_request,
+    launch,
+    mcp_tools,
+    memory,
+    peers,
+    postgres,
+    saves,
+    startup,
+)
 from bench.flatness import flatness, recall_timings
 from bench.plan import Fixtures, Plan
 from bench.report import (
@@ -64,7 +76,18 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--requests", type=int, metavar="N", help="timed requests per latency")
     parser.add_argument("--saves", type=int, metavar="N", help="saves per batch and client")
     parser.add_argument("--backends", nargs="+", choices=available_backends(scratch=True))
-    parser.add_argument(
+    only = parser.add_mutually_exclusive_group()
+    only.add_argument(
+        "--first-request",
+        type=int,
+        nargs="?",
+        const=first_request.SESSIONS,
+        metavar="N",
+        help="only the first-request group: N sessions (default "
+        f"{first_request.SESSIONS}) of the real Claude Code each way and load, counting those "
+        "whose first request offered lazy's tools (bench/first_request.py)",
+    )
+    only.add_argument(
         "--peers",
         nargs="*",
         choices=[peer.name for peer in peers.PEERS],
@@ -77,7 +100,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         type=Path,
         metavar="PATH",
         help="where to write the results (default bench/results/latest.json, quick.json for "
-        "--quick, peers.json for --peers)",
+        "--quick, peers.json for --peers, first-request.json for --first-request)",
     )
     parser.add_argument(
         "--no-gate",
@@ -86,10 +109,14 @@ def main(argv: Sequence[str] | None = None) -> None:
         "shared machine without judging its times)",
     )
     arguments = parser.parse_args(argv)
+    if arguments.first_request is not None and arguments.first_request < 1:
+        parser.error("--first-request takes a number of sessions of at least 1")
     defaults = _QUICK if arguments.quick else _FULL
     report = arguments.json or RESULTS / (
         "peers.json"
         if arguments.peers is not None
+        else "first-request.json"
+        if arguments.first_request
         else "quick.json"
         if arguments.quick
         else "latest.json"
@@ -106,7 +133,10 @@ def main(argv: Sequence[str] | None = None) -> None:
             budget_seconds=defaults.budget_seconds,
             workdir=Path(workdir),
         )
-        if arguments.peers is None:
+        if arguments.first_request:
+            compile_bytecode()
+            measurements = first_request.measure(plan, arguments.first_request)
+        elif arguments.peers is None:
             with postgres.scratch_postgres(plan.workdir, plan.backends):
                 measurements = asyncio.run(run(plan))
             if arguments.backends is None:

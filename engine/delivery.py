@@ -1,6 +1,6 @@
 """What a harness channel carries of the memory section: whole, fitted to a limit, or paged.
 
-Claude Code shows a hook's output whole only up to a limit (10,000 characters on 2.1.197)
+Claude Code shows a hook's output whole only up to a limit (10,000 characters on 2.1.332)
 and a tool result only up to the size the tool declares; past either the model gets a 2 KB
 preview and a file path, and a store of a few hundred records reaches a session as its first
 two dozen lines. So a section is never handed to a channel that would cut it:

@@ -1,7 +1,7 @@
 """`lazy launch claude`: start a Claude Code session with the whole memory section in its prompt.
 
 A SessionStart hook's output reaches the model whole only up to 10,000 characters, but a
-file given to `--append-system-prompt-file` is carried whole (30,000 characters measured,
+file given to `--append-system-prompt-file` is carried whole (3,000,000 characters measured,
 no limit documented). So an orchestrator or a script that starts sessions does it through
 the launcher: it renders the section for the role (the UNAVAILABLE marker if the store
 cannot be read: the session starts anyway), writes it to a private file, and starts

@@ -1,24 +1,29 @@
 """The benchmark suite runs end to end at a tiny size: every group, both embedded backends.
 
 It proves `python -m bench` works, that concurrent saves lose nothing and write nothing
-unacknowledged, and that `python -m bench --peers` drives the MCP reference memory server
-(npm, so that test is marked `node`); it never asserts on a timing (speed is the suite's
-report, not a test's verdict).
+unacknowledged, that `python -m bench --peers` drives the MCP reference memory server (npm,
+so that test is marked `node`), and that `python -m bench --first-request` counts the real
+Claude Code's sessions (or says it is missing); it never asserts on a timing (speed is the
+suite's report, not a test's verdict).
 """
 
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from bench import first_request
 from bench.peers import REFERENCE_PACKAGE
 from bench.report import Measurement, Target, misses
 from tests.components import NODE, missing
+from tests.e2e.claude_code.first_request import AUTO_MEMORY, DEFERRED, LAZY_SECTION, OFFERED
 
 REPOSITORY = Path(__file__).resolve().parents[2]
 TINY = ("--sizes", "20", "40", "--repeat", "2", "--requests", "3", "--saves", "3")
@@ -152,3 +157,69 @@ def test_the_peers_run_drives_the_reference_server_through_the_same_workload(
     assert len(ratios) == 3
     assert all(m["value"] > 0 and m["unit"] == "x" for m in ratios)
     assert {m["backend"] for m in measurements} == {"sqlite", "reference"}
+
+
+def _first_request_run(tmp_path: Path, **environment: str) -> list[dict[str, Any]]:
+    """`python -m bench --first-request 1`: its rows, once it exited 0 (it gates nothing)."""
+    report = tmp_path / "first-request.json"
+    done = subprocess.run(
+        [sys.executable, "-m", "bench", "--first-request", "1", "--no-gate", "--json", str(report)],
+        cwd=REPOSITORY,
+        env={**os.environ, **environment},
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stderr
+    rows: list[dict[str, Any]] = json.loads(report.read_text(encoding="utf-8"))["measurements"]
+    return rows
+
+
+def test_the_first_request_group_without_claude_code_says_so_in_every_row(tmp_path: Path) -> None:
+    rows = _first_request_run(tmp_path, LAZY_CLAUDE=str(tmp_path / "no-claude-here"))
+
+    assert len(rows) == len(first_request.WAYS) * len(first_request.LOADS)
+    assert {row["verdict"] for row in rows} == {"missing"}
+    assert all("Claude Code is not installed" in row["missing_reason"] for row in rows)
+
+
+@pytest.mark.claude_code
+@pytest.mark.node
+def test_the_first_request_group_counts_each_way_and_load_with_the_real_claude_code(
+    tmp_path: Path,
+) -> None:
+    if first_request.unavailable():
+        missing("Claude Code", first_request.unavailable())
+
+    rows = _first_request_run(tmp_path)
+
+    counts = [row for row in rows if row["unit"] == "sessions"]
+    assert len(counts) == 2 * len(first_request.WAYS) * len(first_request.LOADS)
+    assert all(row["value"] in (0, 1) and row["target"] == ">= 1 sessions" for row in counts)
+    assert all(row["verdict"] == ("PASS" if row["value"] else "MISS") for row in counts)
+    offered = [row["what"] for row in counts if first_request.OFFERED_WHAT in row["what"]]
+    assert offered == [
+        f"{way}, {load}: {first_request.OFFERED_WHAT}"
+        for load in first_request.LOADS
+        for way in first_request.WAYS
+    ]
+    times = [row for row in rows if row["unit"] == "s"]
+    assert all(0 < row["value"] < 120 for row in times)
+
+
+def test_the_first_request_rows_count_every_session_and_say_what_the_others_got() -> None:
+    sessions = [
+        first_request.Session(OFFERED, True, 2.0, (LAZY_SECTION,)),
+        first_request.Session(DEFERRED, False, 3.0, (LAZY_SECTION, AUTO_MEMORY)),
+        first_request.Session(DEFERRED, True, 4.0, (LAZY_SECTION,)),
+    ]
+
+    rows = first_request.series_rows("claude -p, busy", "Claude Code 9", sessions, 1.5)
+
+    offered, single, p50, slowest = rows
+    assert (offered.value, single.value, p50.value, slowest.value) == (1, 2, 3.0, 4.0)
+    assert offered.verdict == single.verdict == "MISS"
+    assert offered.target == single.target == Target(3, at_least=True)
+    assert offered.note.endswith("load average 1.50 at the start; the others: " + f"{DEFERRED} (2)")
+    assert single.note.endswith(f"the others held: {LAZY_SECTION} + {AUTO_MEMORY} (1)")
+    assert p50.note.endswith("every session in order (s): 2.0 3.0 4.0")

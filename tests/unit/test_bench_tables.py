@@ -121,7 +121,15 @@ def test_the_committed_readmes_mark_every_figure_and_every_table_has_its_json() 
         for path in (tables.READMES[1], tables.READMES[0])
     )
 
-    assert set(bench_readme) >= {"latest", "quick", "peers", "compaction", "search", "container"}
+    assert set(bench_readme) >= {
+        "latest",
+        "quick",
+        "peers",
+        "compaction",
+        "search",
+        "container",
+        "first-request",
+    }
     assert set(readme) >= {"latest", "peers-summary"}
     for name, generate in tables.TABLES.items():
         assert generate(tables.RESULTS).startswith("Measured "), name

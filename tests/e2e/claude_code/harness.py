@@ -4,28 +4,38 @@ How a run is isolated: `CLAUDE_CONFIG_DIR` and `HOME` are fresh temporary folder
 `~/.claude` or `~/.claude.json` leaks in, and what Claude Code writes, such as persisted tool
 outputs and session logs, stays in the test's tmp_path), `ANTHROPIC_API_KEY` a fake key,
 `ANTHROPIC_BASE_URL` is the fake, `CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1`,
-`DISABLE_TELEMETRY=1`, `DISABLE_AUTOUPDATER=1`, `MCP_CONNECTION_NONBLOCKING=0` (below),
-stdin is /dev/null, and every other `ANTHROPIC_*` or `CLAUDE*` variable of the test runner is
-dropped. The rest of the test's environment (PATH, LAZY_DATA, ...) passes through, as Claude
-Code passes its own environment on to hooks and stdio MCP servers.
+`DISABLE_TELEMETRY=1`, `DISABLE_AUTOUPDATER=1`, stdin is /dev/null, and every other
+`ANTHROPIC_*` or `CLAUDE*` variable of the test runner is dropped. Nothing else is set: what
+decides when MCP servers connect, or whether auto memory is on, is what a user gets. The rest
+of the test's environment (PATH, LAZY_DATA, ...) passes through, as Claude Code passes its own
+environment on to hooks and stdio MCP servers.
 
-What makes a project's own configuration count in `-p` mode (Claude Code 2.1.197, measured):
+Two releases are tested: the pinned one (`$LAZY_CLAUDE`, CLAUDE_CODE_MEASURED_VERSION, whose
+limits test_limits.py measures) and an older one the set-up must still work on
+(`$LAZY_CLAUDE_2_1_197`, CLAUDE_CODE_OLDER_VERSION); .ci/run installs both.
+
+What makes a project's own configuration count in `-p` mode (Claude Code 2.1.332 and 2.1.197,
+measured):
 
 - Project hooks in `<project>/.claude/settings.json` run with nothing else: the workspace
   trust dialog is skipped under `-p` (documented: "Trust verification is disabled when
   running non-interactively with the -p flag"), and the hooks are not gated on it there.
+  SessionStart fires with source `startup`, `resume`, `clear` or `compact`, and on 2.1.332
+  also `fork` (`--resume ID --fork-session`; 2.1.197 says `resume` there).
 - Project MCP servers in `<project>/.mcp.json` are loaded too, with no approval and no
   `enableAllProjectMcpServers` (which an interactive session would need, or an approval in
   ~/.claude.json): their tools are offered to the model as `mcp__<server>__<tool>`.
 - `--mcp-config FILE` adds servers from FILE on top of `.mcp.json`; with
   `--strict-mcp-config` only the `--mcp-config` servers are used and `.mcp.json` is ignored.
 - MCP servers connect in the background in `-p` by default: the first request can go out
-  before a slow server's tools are listed, and a call of them then comes back as
-  "<tool_use_error>Error: No such tool available: ... The MCP server 'X' is still
-  connecting" (seen about 1 run in 15 here). Every run here sets
-  `MCP_CONNECTION_NONBLOCKING=0`, which makes Claude Code wait for them first; pass
-  `env={"MCP_CONNECTION_NONBLOCKING": "1"}` to see the default. (A server entry with
-  `"alwaysLoad": true` is always waited for.)
+  before a slow server's tools are listed (2.1.197 offers a `WaitForMcpServers` tool instead,
+  2.1.332 names the server as "still connecting" in a message), and a call of them then
+  comes back as "<tool_use_error>Error: No such tool available: ...
+  The MCP server 'X' is still connecting". 2.1.332 also defers every MCP tool behind its
+  ToolSearch tool: the first request names them in a message ("Their schemas are NOT
+  loaded") instead of offering them in `tools`. A server entry with `"alwaysLoad": true`
+  (`stdio_server(..., always_load=True)`) is waited for (up to `MCP_CONNECT_TIMEOUT_MS`, 5 s)
+  and its tools are offered with their schemas, on both releases.
 - Calling a tool needs permission in `-p`: `--allowedTools mcp__<server>__<tool>` (one
   argument per tool, or comma-separated); a tool not allowed comes back to the model as a
   `tool_result` with `is_error: true`.
@@ -48,16 +58,26 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from lazy_memory.adapters.config import CLAUDE_CODE_MEASURED_VERSION
+from lazy_memory.adapters.config import CLAUDE_CODE_MEASURED_VERSION, CLAUDE_CODE_OLDER_VERSION
 from tests.fake_anthropic import FAKE_API_KEY, FakeAnthropic
 
 CLAUDE_ENV = "LAZY_CLAUDE"
 """The environment variable that names the claude binary to test (set by .ci/run)."""
 PINNED_VERSION = CLAUDE_CODE_MEASURED_VERSION
-INSTALL_HINT = (
-    "Claude Code is not installed: run .ci/run or npm install "
-    f"@anthropic-ai/claude-code@{PINNED_VERSION} and set {CLAUDE_ENV}"
-)
+OLDER_VERSION = CLAUDE_CODE_OLDER_VERSION
+OLDER_CLAUDE_ENV = f"{CLAUDE_ENV}_{OLDER_VERSION.replace('.', '_')}"
+"""The environment variable that names the older release's claude (LAZY_CLAUDE_2_1_197)."""
+
+
+def install_hint(version: str, variable: str) -> str:
+    """What to do when the claude of version, named by variable, is not installed."""
+    return (
+        "Claude Code is not installed: run .ci/run or npm install "
+        f"@anthropic-ai/claude-code@{version} and set {variable}"
+    )
+
+
+INSTALL_HINT = install_hint(PINNED_VERSION, CLAUDE_ENV)
 DEFAULT_TIMEOUT_SECONDS = 90.0
 _DROPPED_PREFIXES = ("ANTHROPIC_", "CLAUDE")
 
@@ -117,12 +137,18 @@ def write_session_start_hooks(project: Path, *commands: str) -> Path:
 
 
 def stdio_server(
-    command: str | Path, *arguments: str | Path, env: Mapping[str, str] | None = None
+    command: str | Path,
+    *arguments: str | Path,
+    env: Mapping[str, str] | None = None,
+    always_load: bool = False,
 ) -> dict[str, Any]:
-    """One stdio server entry of an MCP config file (`mcpServers.NAME`)."""
+    """One stdio server entry of an MCP config file (`mcpServers.NAME`); always_load makes
+    Claude Code wait for it and offer its tools with their schemas in the first request."""
     entry: dict[str, Any] = {"command": str(command), "args": [str(a) for a in arguments]}
     if env:
         entry["env"] = dict(env)
+    if always_load:
+        entry["alwaysLoad"] = True
     return entry
 
 
@@ -167,8 +193,6 @@ class ClaudeCode:
             CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1",
             DISABLE_TELEMETRY="1",
             DISABLE_AUTOUPDATER="1",
-            # Wait for MCP servers to connect before the first turn (see the module docstring).
-            MCP_CONNECTION_NONBLOCKING="0",
         )
         environment.update(extra or {})
         return environment
@@ -186,9 +210,21 @@ class ClaudeCode:
         A run that outlives timeout is killed with everything it started (hooks, MCP
         servers), and the test fails with what it had printed.
         """
+        command = [self.binary, "-p", prompt, *map(str, arguments)]
+        return self.run_command(command, cwd=cwd, env=env, timeout=timeout)
+
+    def run_command(
+        self,
+        command: list[str],
+        *,
+        cwd: Path,
+        env: Mapping[str, str] | None = None,
+        timeout: float = DEFAULT_TIMEOUT_SECONDS,
+    ) -> subprocess.CompletedProcess[str]:
+        """Run command (one that starts this Claude Code, such as `lazy launch claude`) as
+        run() runs claude, in this Claude Code's environment."""
         self.config_dir.mkdir(parents=True, exist_ok=True)
         self.home.mkdir(parents=True, exist_ok=True)
-        command = [self.binary, "-p", prompt, *map(str, arguments)]
         process = subprocess.Popen(
             command,
             cwd=cwd,
@@ -205,7 +241,7 @@ class ClaudeCode:
             os.killpg(process.pid, signal.SIGKILL)
             stdout, stderr = process.communicate()
             raise AssertionError(
-                f"claude -p ran past {timeout:.0f} s and was killed\n"
+                f"{shlex.join(command[:2])} ... ran past {timeout:.0f} s and was killed\n"
                 f"stdout: {stdout}\nstderr: {stderr}"
             ) from None
         return subprocess.CompletedProcess(command, process.returncode, stdout, stderr)

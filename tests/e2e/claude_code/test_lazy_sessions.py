@@ -7,77 +7,23 @@ what the model was given and scripts its tool calls.
 
 from __future__ import annotations
 
-import asyncio
 import json
-import os
-import subprocess
-import sys
-from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
-from bench.corpus import fill_store
 from lazy_memory.adapters.config import DEFAULT_HOOK_LIMIT_CHARS
-from lazy_memory.adapters.sqlite import SqliteStorage
 from lazy_memory.engine.delivery import harness_length
-from lazy_memory.engine.records import Actor, ActorKind, RecordContent, RecordType
 from tests.e2e.claude_code.harness import ClaudeCode, check_run
+from tests.e2e.claude_code.lazy_project import fill, launch, lazy, set_up
 from tests.fake_anthropic import ToolUse
 
 pytestmark = pytest.mark.claude_code
 
-LAZY = [sys.executable, "-m", "lazy_memory.rpc.cli"]
 PERSISTED = "persisted-output"
 MARKER = "MEMORY INDEX UNAVAILABLE ("
 SAVE = "mcp__lazy__lazy_memory_save"
 RECALL = "mcp__lazy__lazy_memory_recall"
-
-
-def lazy(project: Path, *arguments: str, **environment: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [*LAZY, *arguments],
-        cwd=project,
-        env={**os.environ, **environment},
-        capture_output=True,
-        text=True,
-        timeout=120,
-        stdin=subprocess.DEVNULL,
-    )
-
-
-def set_up(project: Path) -> None:
-    """The one command a user runs."""
-    done = lazy(project, "init", "--claude-code", "--yes")
-    assert done.returncode == 0, done.stderr
-
-
-def fill(data_dir: Path, count: int, descriptions: str | None = None) -> list[str]:
-    """count realistic records (or ones with the given description), their names in order."""
-
-    async def write() -> list[str]:
-        storage = await SqliteStorage.open(data_dir / "memory.db")
-        try:
-            if descriptions is None:
-                return [record.name for record in await fill_store(storage, count)]
-            names = []
-            for number in range(count):
-                saved = await storage.save_record(
-                    RecordContent(
-                        name=f"note-{number:04d}",
-                        type=list(RecordType)[number % 4],
-                        description=f"{descriptions} {number}",
-                        body="body",
-                    ),
-                    actor=Actor(kind=ActorKind.HUMAN, detail="test"),
-                    at=datetime.now(UTC),
-                )
-                names.append(saved.name)
-            return names
-        finally:
-            await storage.aclose()
-
-    return asyncio.run(write())
 
 
 def history(project: Path) -> list[object]:
@@ -102,7 +48,6 @@ def test_a_builder_session_gets_the_index(
     assert "- deploy (project): How we deploy" in given
     assert "- style (feedback): Small modules" in given
     assert PERSISTED not in given
-    assert any(name.startswith("mcp__lazy__") for name in claude_code.api.tool_names(0))
 
 
 def test_an_agents_save_is_refused_and_nothing_is_written(
@@ -185,21 +130,6 @@ def test_non_ascii_descriptions_are_fitted_as_claude_code_counts_them(
     given = claude_code.api.requests_text(0)
     assert PERSISTED not in given
     assert section.strip().splitlines()[-2] in given
-
-
-def launch(
-    claude_code: ClaudeCode, project: Path, *arguments: str
-) -> subprocess.CompletedProcess[str]:
-    """`lazy launch claude ARGUMENTS` with the test's Claude Code and its environment."""
-    return subprocess.run(
-        [*LAZY, "launch", "claude", "--claude", claude_code.binary, *arguments],
-        cwd=project,
-        env=claude_code.environment(),
-        capture_output=True,
-        text=True,
-        timeout=120,
-        stdin=subprocess.DEVNULL,
-    )
 
 
 def test_300_records_a_launched_builder_gets_every_name_once(

@@ -2,7 +2,8 @@
 
 The figures lazy-memory sizes its output by (lazy_memory.adapters.config) were measured on
 CLAUDE_CODE_MEASURED_VERSION; these tests measure them again on every run, so an upgrade that
-moves a limit fails here, saying what it saw. Measured on 2.1.197:
+moves a limit fails here, saying what it saw. Measured on 2.1.332 (2.1.197, pinned before it,
+gave the same figures):
 
 - A SessionStart hook's output (trimmed of surrounding whitespace) reaches the model whole up
   to DEFAULT_HOOK_LIMIT_CHARS (10,000) UTF-16 code units, JavaScript's string length: not
@@ -19,6 +20,12 @@ moves a limit fails here, saying what it saw. Measured on 2.1.197:
   about 50,000 units Claude Code asks `count_tokens`, and a count over 25,000 replaces the
   result with "Error: result (N characters across L lines) exceeds maximum allowed tokens"
   and a file path, no preview. A declared tool's result is not counted at all.
+- A file given to `--append-system-prompt-file` reaches the system prompt whole: no limit
+  was found (3,000,000 units arrived whole); APPENDED_FILE_UNITS is what is checked.
+
+The tool servers here are entries with `"alwaysLoad": true`, as lazy's is: 2.1.332 would
+otherwise defer their tools behind ToolSearch, and a model could not call what it was never
+shown. Each test checks that the tools it calls were offered in the first request.
 """
 
 from __future__ import annotations
@@ -32,6 +39,7 @@ from typing import Any
 import pytest
 
 from lazy_memory.adapters.config import DEFAULT_HOOK_LIMIT_CHARS, DEFAULT_TOOL_RESULT_LIMIT_CHARS
+from tests.anthropic_messages import text_of
 from tests.e2e.claude_code import sized_tool_server as sized
 from tests.e2e.claude_code.harness import (
     PINNED_VERSION,
@@ -53,6 +61,9 @@ MCP_OUTPUT_TOKEN_CAP = 25_000
 PERSISTED = "<persisted-output>"
 TOO_LARGE = "Output too large"
 TOO_MANY_TOKENS = "exceeds maximum allowed tokens"
+APPENDED_FILE_UNITS = 1_000_000
+"""What an appended system prompt file is checked to carry whole: more than a 5,000-record
+section (about 700,000 characters), which `lazy launch claude` hands over that way."""
 KOREAN = "한국어메모리"
 EMOJI = "\U0001f600"  # 2 UTF-16 code units, 1 code point, 4 UTF-8 bytes
 _EMITTER = "import sys; sys.stdout.buffer.write(open(sys.argv[1], 'rb').read())"
@@ -197,6 +208,8 @@ def run_with_tool_calls(
     claude_code.api.script(*calls, "done")
     allowed = sorted({call.name for call in calls})
     check_run(claude_code.run("Call the tools.", "--allowedTools", ",".join(allowed), cwd=project))
+    offered = claude_code.api.tool_names(0)
+    assert set(allowed) <= set(offered), f"not offered in the first request: {offered}"
     results = claude_code.api.tool_results()
     assert len(results) == len(calls), [result.content[:200] for result in results]
     assert not any(result.is_error for result in results), [r.content[:200] for r in results]
@@ -258,7 +271,7 @@ def test_tool_result_without_a_declared_cap_is_whole_up_to_50_000_units(
         sized_call(limit, fill=EMOJI),
         sized_call(limit + 1, fill=EMOJI),
     ]
-    servers = {"sized": stdio_server(sys.executable, _SIZED)}
+    servers = {"sized": stdio_server(sys.executable, _SIZED, always_load=True)}
     results = run_with_tool_calls(claude_code, project, calls, servers)
     expected = ["whole", "whole", "persisted", "persisted", "whole", "persisted"]
     assert_results(calls, results, expected, "TOOL_RESULT_DEFAULT_LIMIT_CHARS (50,000)")
@@ -278,8 +291,8 @@ def test_tool_result_declaring_max_result_size_chars_is_whole_up_to_500_000(
         sized_call(limit + 1, server="wide", declared=True),
     ]
     servers = {
-        "sized": stdio_server(sys.executable, _SIZED),
-        "wide": stdio_server(sys.executable, _SIZED, str(2 * limit)),
+        "sized": stdio_server(sys.executable, _SIZED, always_load=True),
+        "wide": stdio_server(sys.executable, _SIZED, str(2 * limit), always_load=True),
     }
     results = run_with_tool_calls(claude_code, project, calls, servers)
     # The last declares 1,000,000 and is still held to 500,000.
@@ -299,8 +312,24 @@ def test_tool_result_without_a_declared_cap_is_refused_past_25_000_tokens(
     claude_code.api.token_counter = count
     size = TOOL_RESULT_DEFAULT_LIMIT_CHARS + 100
     calls = [sized_call(size, fill=EMOJI), sized_call(size, fill=marked)]
-    servers = {"sized": stdio_server(sys.executable, _SIZED)}
+    servers = {"sized": stdio_server(sys.executable, _SIZED, always_load=True)}
     results = run_with_tool_calls(claude_code, project, calls, servers)
     assert_results(calls, results, ["persisted", "refused"], "MCP_OUTPUT_TOKEN_CAP")
     counted = [r for r in claude_code.api.requests if "count_tokens" in r.path]
     assert len(counted) == 2, f"count_tokens was asked {len(counted)} times, not once a result"
+
+
+def test_an_appended_system_prompt_file_reaches_the_model_whole(
+    claude_code: ClaudeCode, project: Path
+) -> None:
+    text = sized.sized_text_body(APPENDED_FILE_UNITS, fill=KOREAN + EMOJI)
+    appended = project.parent / "appended.txt"
+    appended.write_text(text, encoding="utf-8")
+
+    check_run(claude_code.run("Say done.", "--append-system-prompt-file", appended, cwd=project))
+
+    system = text_of(claude_code.api.message_requests[0].body["system"])
+    assert text in system, (
+        f"Claude Code {PINNED_VERSION} no longer carries a {utf16_units(text):,}-unit "
+        "appended system prompt file whole: `lazy launch claude` relies on it"
+    )
