@@ -2,8 +2,9 @@
 
 Run from the repository root. `--quick` (1k and 10k records, fewer repeats) takes under two
 minutes; the full run adds 100k-record stores; `--peers` runs only the MCP group, `lazy mcp`
-beside other memory MCP servers (bench/peers.py); `--first-request [N]` only the real Claude
-Code's first requests (bench/first_request.py). It prints a table (value, floor, target,
+beside other memory MCP servers (bench/peers.py); `--first-turn [N]` only what a session meets
+first: `lazy mcp`'s start (bench/mcp_start.py) and the real Claude Code's first requests, N
+sessions each way and load (bench/first_request.py). It prints a table (value, floor, target,
 PASS or MISS) and writes bench/results/latest.json (quick.json, peers.json), then names every
 MISS on stderr with by how much, and exits 1 if there is one (0 with --no-gate). See
 bench/README.md; `python -m bench.tables` rewrites the READMEs' tables from the JSON.
@@ -28,6 +29,7 @@ from bench import (
     engine,
     first_request,
     launch,
+    mcp_start,
     mcp_tools,
     memory,
     peers,
@@ -78,14 +80,16 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--backends", nargs="+", choices=available_backends(scratch=True))
     only = parser.add_mutually_exclusive_group()
     only.add_argument(
-        "--first-request",
+        "--first-turn",
         type=int,
         nargs="?",
         const=first_request.SESSIONS,
         metavar="N",
-        help="only the first-request group: N sessions (default "
-        f"{first_request.SESSIONS}) of the real Claude Code each way and load, counting those "
-        "whose first request offered lazy's tools (bench/first_request.py)",
+        help="only the first-turn group: lazy mcp from spawn to tools/list answered, with no "
+        "store and at each size (default 1,000 and 100,000), against python -c 'import "
+        f"sqlite3' (bench/mcp_start.py); then N sessions (default {first_request.SESSIONS}) "
+        "of the real Claude Code each way and load, counting those whose first request "
+        "offered lazy's tools (bench/first_request.py)",
     )
     only.add_argument(
         "--peers",
@@ -100,7 +104,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         type=Path,
         metavar="PATH",
         help="where to write the results (default bench/results/latest.json, quick.json for "
-        "--quick, peers.json for --peers, first-request.json for --first-request)",
+        "--quick, peers.json for --peers, first-turn.json for --first-turn)",
     )
     parser.add_argument(
         "--no-gate",
@@ -109,14 +113,14 @@ def main(argv: Sequence[str] | None = None) -> None:
         "shared machine without judging its times)",
     )
     arguments = parser.parse_args(argv)
-    if arguments.first_request is not None and arguments.first_request < 1:
-        parser.error("--first-request takes a number of sessions of at least 1")
+    if arguments.first_turn is not None and arguments.first_turn < 1:
+        parser.error("--first-turn takes a number of sessions of at least 1")
     defaults = _QUICK if arguments.quick else _FULL
     report = arguments.json or RESULTS / (
         "peers.json"
         if arguments.peers is not None
-        else "first-request.json"
-        if arguments.first_request
+        else "first-turn.json"
+        if arguments.first_turn
         else "quick.json"
         if arguments.quick
         else "latest.json"
@@ -133,9 +137,8 @@ def main(argv: Sequence[str] | None = None) -> None:
             budget_seconds=defaults.budget_seconds,
             workdir=Path(workdir),
         )
-        if arguments.first_request:
-            compile_bytecode()
-            measurements = first_request.measure(plan, arguments.first_request)
+        if arguments.first_turn:
+            measurements = first_turn(plan, arguments.sizes, arguments.first_turn)
         elif arguments.peers is None:
             with postgres.scratch_postgres(plan.workdir, plan.backends):
                 measurements = asyncio.run(run(plan))
@@ -206,6 +209,21 @@ async def run(plan: Plan) -> list[Measurement]:
     smallest_stores = [await fixtures.store(b, _sizes(plan, b)[0]) for b in plan.backends]
     measurements += await startup.imports(plan, smallest_stores)
     return _grouped(measurements + flatness(measurements), plan)
+
+
+def first_turn(plan: Plan, sizes: Sequence[int] | None, sessions: int) -> list[Measurement]:
+    """`lazy mcp`'s start on stores of sizes (the first-turn issue's by default), then the real
+    Claude Code's first requests, sessions of each way and load."""
+    _progress("first turn: lazy mcp from spawn to tools/list answered, from a wheel")
+    fixtures = Fixtures(plan)
+    stores = [
+        asyncio.run(fixtures.store("sqlite", records))
+        for records in sorted(sizes or mcp_start.SIZES)
+    ]
+    rows = mcp_start.start_up(plan, stores, mcp_start.empty_store(plan.workdir))
+    _progress("first turn: the real Claude Code's first requests")
+    compile_bytecode()
+    return rows + first_request.measure(plan, sessions)
 
 
 async def run_peers(plan: Plan, chosen: Sequence[peers.Peer]) -> list[Measurement]:

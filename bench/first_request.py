@@ -1,12 +1,12 @@
-"""`python -m bench --first-request [N]`: does a session's first model request offer lazy's tools?
+"""The first-turn group's second half: does a session's first model request offer lazy's tools?
 
 The real Claude Code (`$LAZY_CLAUDE`, else `claude` on PATH) runs offline against the tests'
 fake Messages API (tests/fake_anthropic.py), in a repository set up by `lazy init
 --claude-code` (run as a user runs it: no flag, no terminal) on a 300-record store of the
 realistic corpus, with nothing else set: what a user gets. It starts N sessions (20 by
 default) each way, `claude -p hello` (the hook) and `lazy launch claude -- -p hello`, in
-turn, first on the machine as it is, then with every core kept busy (one
-`timeout ... python -c 'while 1: pass'` per core beside it, stopped after the last session).
+turn, first on the machine as it is, then with every core kept busy (one CPU loop per core
+beside it, bench/load.py, stopped after the last session).
 One untimed session of each way comes first, so the first counted one does not pay for
 cold caches. Each session has a fresh Claude Code state (config folder and HOME).
 
@@ -29,12 +29,13 @@ import subprocess
 import sys
 import time
 from collections import Counter
-from collections.abc import Iterator, Sequence
-from contextlib import AbstractContextManager, contextmanager, nullcontext, suppress
+from collections.abc import Sequence
+from contextlib import AbstractContextManager, nullcontext, suppress
 from dataclasses import dataclass
 from pathlib import Path
 
 from bench.client import lazy_command
+from bench.load import busy_cores
 from bench.plan import Plan
 from bench.report import Measurement, Target, median, missing
 from bench.stores import Store, build_store
@@ -56,7 +57,7 @@ from tests.e2e.claude_code.lazy_project import lazy_server, preamble
 from tests.fake_anthropic import FakeAnthropic
 
 SESSIONS = 20
-"""Sessions of each way and load, unless --first-request says otherwise."""
+"""Sessions of each way and load, unless --first-turn says otherwise."""
 RECORDS = 300
 """The store's size: a realistic one, whose index does not fit the hook's 10,000 characters."""
 WAYS = ("claude -p", "lazy launch claude")
@@ -254,23 +255,7 @@ def _load(load: str, sessions: int) -> AbstractContextManager[None]:
     """The machine as it is, or every core kept busy for as long as sessions take at most."""
     if load == LOADS[0]:
         return nullcontext()
-    return _busy_cores(_SESSION_TIMEOUT_SECONDS * sessions * len(WAYS))
-
-
-@contextmanager
-def _busy_cores(seconds: float) -> Iterator[None]:
-    """One busy loop per core, bounded by `timeout` to seconds, stopped on the way out."""
-    burners = [
-        subprocess.Popen(["timeout", str(int(seconds)), sys.executable, "-c", "while 1: pass"])
-        for _ in range(os.cpu_count() or 2)
-    ]
-    try:
-        yield
-    finally:
-        for burner in burners:
-            burner.terminate()
-        for burner in burners:
-            burner.wait()
+    return busy_cores(_SESSION_TIMEOUT_SECONDS * sessions * len(WAYS))
 
 
 def _progress(message: str) -> None:

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import compileall
 import json
-import os
 import site
 import subprocess
 import sys
@@ -30,6 +29,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Any
 
+from bench.load import busy_cores
 from bench.plan import Plan
 from bench.report import Measurement, Target, median
 from bench.stores import Store
@@ -37,6 +37,8 @@ from bench.stores import Store
 TARGET = Target(3, times_floor=True)
 """From spawn to `tools/list` answered: at most 3 times the floor (the first-turn issue)."""
 TOOLS = ("lazy_memory_recall", "lazy_memory_save", "lazy_search")
+SIZES = (1_000, 100_000)
+"""The store sizes measured, beside no store at all, unless --sizes says otherwise."""
 BUSY_RECORDS = 1_000
 """The store size measured again with both cores busy."""
 
@@ -64,7 +66,7 @@ def start_up(plan: Plan, stores: Sequence[Store], empty: Store) -> list[Measurem
     with wheel_install(plan.workdir) as python:
         rows = [_row(plan, python, store, busy=False) for store in (empty, *stores)]
         loaded = min(stores, key=lambda store: abs(store.records - BUSY_RECORDS))
-        with busy_cores():
+        with busy_cores(600):
             rows.append(_row(plan, python, loaded, busy=True))
     return rows
 
@@ -89,27 +91,6 @@ def wheel_install(workdir: Path) -> Iterator[Path]:
     ours = {sysconfig.get_path("purelib"), sysconfig.get_path("platlib"), *site.getsitepackages()}
     (packages / "bench-dependencies.pth").write_text("\n".join(sorted(ours)) + "\n")
     yield python
-
-
-@contextmanager
-def busy_cores(seconds: float = 600) -> Iterator[None]:
-    """Every core kept busy by a CPU loop of its own, meanwhile.
-
-    Each loop ends itself after seconds too, so none outlives a run that is killed (a loop
-    under `timeout` would: killing `timeout` leaves its child running).
-    """
-    loop = f"import time\nend = time.monotonic() + {seconds}\nwhile time.monotonic() < end: pass"
-    loops = [
-        subprocess.Popen([sys.executable, "-c", loop], stdin=subprocess.DEVNULL)
-        for _ in range(os.cpu_count() or 2)
-    ]
-    try:
-        time.sleep(0.5)  # let them take the cores
-        yield
-    finally:
-        for each in loops:
-            each.kill()
-            each.wait()
 
 
 def _row(plan: Plan, python: Path, store: Store, busy: bool) -> Measurement:

@@ -4,9 +4,9 @@ Run from the repository root: `python -m bench.reproduce [--only NAME ... | --sk
 It runs each producer of bench/results/*.json in turn, as a subprocess of this interpreter
 (`full`: `python -m bench`, `quick`, `peers`, `search`, `compaction`, `web`, `container`:
 .ci/container.sh, which builds the image and has bench.container write container.json; only
-as root, with podman or apt-get to install it; and `first-request`: `python -m bench
---first-request`, only where Claude Code is installed), then `tables`: `python -m bench.tables`,
-which regenerates every marked table and the plot from those files.
+as root, with podman or apt-get to install it; and `first-turn`: `python -m bench
+--first-turn`, whose Claude Code rows are `missing` where it is not installed), then `tables`:
+`python -m bench.tables`, which regenerates every marked table and the plot from those files.
 
 Progress goes to stderr as it runs (each command, its exit status and time); the summary goes
 to stdout at the end: each producer, its exit status, its time, and what came of it, with
@@ -31,7 +31,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from bench import first_request
 from bench.report import measurement_from_json, misses
 from bench.tables import CONTAINER_STEP, REPOSITORY, RESULTS
 
@@ -90,12 +89,7 @@ PRODUCERS = (
     # Both embedded backends: the README quotes `lazy web` on each.
     Producer("web", _python("bench.web", "--backends", "sqlite", "files"), "web.json"),
     Producer("container", ("bash", CONTAINER_STEP), "container.json", _container_unavailable),
-    Producer(
-        "first-request",
-        _python("bench", "--first-request"),
-        "first-request.json",
-        first_request.unavailable,
-    ),
+    Producer("first-turn", _python("bench", "--first-turn"), "first-turn.json"),
     Producer("tables", _python("bench.tables"), None),
 )
 """Every producer, in the order a reproduction runs them: tables last, from the others' JSON."""

@@ -1,7 +1,7 @@
 """`python -m bench.tables`: the READMEs' benchmark tables and the latency plot, from the JSON.
 
 Every figure the READMEs quote from a benchmark (`python -m bench`, its `--quick`,
-`--peers` and `--first-request` runs, `python -m bench.compaction`, `bench.search`,
+`--peers` and `--first-turn` runs, `python -m bench.compaction`, `bench.search`,
 `bench.web`, and the container step's `bench.container`) sits between two marker comments,
 
     <!-- bench:table:NAME -->
@@ -130,7 +130,7 @@ TABLES: dict[str, Callable[[Path], str]] = {
     "container": lambda results: full_table(
         results, "container.json", floors=True, command=CONTAINER_STEP
     ),
-    "first-request": lambda results: full_table(results, "first-request.json"),
+    "first-turn": lambda results: full_table(results, "first-turn.json", floors=True),
 }
 """Each marker's name and what it generates from the results folder."""
 

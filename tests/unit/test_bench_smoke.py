@@ -2,7 +2,7 @@
 
 It proves `python -m bench` works, that concurrent saves lose nothing and write nothing
 unacknowledged, that `python -m bench --peers` drives the MCP reference memory server (npm,
-so that test is marked `node`), and that `python -m bench --first-request` counts the real
+so that test is marked `node`), and that `python -m bench --first-turn` counts the real
 Claude Code's sessions (or says it is missing); it never asserts on a timing (speed is the
 suite's report, not a test's verdict).
 """
@@ -159,11 +159,12 @@ def test_the_peers_run_drives_the_reference_server_through_the_same_workload(
     assert {m["backend"] for m in measurements} == {"sqlite", "reference"}
 
 
-def _first_request_run(tmp_path: Path, **environment: str) -> list[dict[str, Any]]:
-    """`python -m bench --first-request 1`: its rows, once it exited 0 (it gates nothing)."""
-    report = tmp_path / "first-request.json"
+def _first_turn_run(tmp_path: Path, **environment: str) -> list[dict[str, Any]]:
+    """`python -m bench --first-turn 1` on a small store: its rows, once it exited 0."""
+    report = tmp_path / "first-turn.json"
+    small = ("--sizes", "100", "--repeat", "1", "--no-gate", "--json", str(report))
     done = subprocess.run(
-        [sys.executable, "-m", "bench", "--first-request", "1", "--no-gate", "--json", str(report)],
+        [sys.executable, "-m", "bench", "--first-turn", "1", *small],
         cwd=REPOSITORY,
         env={**os.environ, **environment},
         capture_output=True,
@@ -175,23 +176,33 @@ def _first_request_run(tmp_path: Path, **environment: str) -> list[dict[str, Any
     return rows
 
 
-def test_the_first_request_group_without_claude_code_says_so_in_every_row(tmp_path: Path) -> None:
-    rows = _first_request_run(tmp_path, LAZY_CLAUDE=str(tmp_path / "no-claude-here"))
+def test_the_first_turn_group_times_lazy_mcp_and_says_when_claude_code_is_missing(
+    tmp_path: Path,
+) -> None:
+    rows = _first_turn_run(tmp_path, LAZY_CLAUDE=str(tmp_path / "no-claude-here"))
 
-    assert len(rows) == len(first_request.WAYS) * len(first_request.LOADS)
-    assert {row["verdict"] for row in rows} == {"missing"}
-    assert all("Claude Code is not installed" in row["missing_reason"] for row in rows)
+    started = [row for row in rows if row["what"].startswith("`lazy mcp` from spawn")]
+    assert [(row["records"], "busy" in row["what"]) for row in started] == [
+        (0, False),
+        (100, False),
+        (100, True),
+    ]
+    assert all(row["floor"] > 0 and row["target"] == "<= 3 x floor" for row in started)
+    sessions = rows[len(started) :]
+    assert len(sessions) == len(first_request.WAYS) * len(first_request.LOADS)
+    assert {row["verdict"] for row in sessions} == {"missing"}
+    assert all("Claude Code is not installed" in row["missing_reason"] for row in sessions)
 
 
 @pytest.mark.claude_code
 @pytest.mark.node
-def test_the_first_request_group_counts_each_way_and_load_with_the_real_claude_code(
+def test_the_first_turn_group_counts_each_way_and_load_with_the_real_claude_code(
     tmp_path: Path,
 ) -> None:
     if first_request.unavailable():
         missing("Claude Code", first_request.unavailable())
 
-    rows = _first_request_run(tmp_path)
+    rows = _first_turn_run(tmp_path)
 
     counts = [row for row in rows if row["unit"] == "sessions"]
     assert len(counts) == 2 * len(first_request.WAYS) * len(first_request.LOADS)

@@ -128,7 +128,7 @@ def test_the_committed_readmes_mark_every_figure_and_every_table_has_its_json() 
         "compaction",
         "search",
         "container",
-        "first-request",
+        "first-turn",
     }
     assert set(readme) >= {"latest", "peers-summary"}
     for name, generate in tables.TABLES.items():
