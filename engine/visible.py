@@ -84,6 +84,30 @@ def visible_text(text: str) -> str:
     )
 
 
+def printable_json(text: str) -> str:
+    """JSON text (as json.dumps writes it, indented or not) with every character that is not
+    printable written as a JSON escape: C1 controls, DEL, format and separator characters.
+
+    json.dumps escapes only C0 controls, so `--json` would print an 8-bit CSI (U+009B) raw for a
+    terminal to act on. A JSON escape is lossless: a reader gets the stored text back exactly.
+    Outside strings JSON is ASCII, spaces and newlines, which are left as they are.
+    """
+    if text.replace("\n", " ").isprintable():
+        return text
+    return "".join(
+        character if character.isprintable() or character == "\n" else _json_escape(character)
+        for character in text
+    )
+
+
+def _json_escape(character: str) -> str:
+    code = ord(character)
+    if code < 0x10000:
+        return f"\\u{code:04x}"
+    code -= 0x10000  # a UTF-16 surrogate pair, as JSON spells what lies beyond the BMP
+    return f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}"
+
+
 def escape(character: str) -> str:
     """One character's visible escape, spelled as Python's repr spells it."""
     short = _SHORT.get(character)

@@ -79,8 +79,11 @@ async def cli_service() -> AsyncIterator[MemoryService]:
 
 
 def print_json(value: object) -> None:
-    """Print value as indented JSON, non-ASCII text as it is."""
-    print(json.dumps(value, indent=2, ensure_ascii=False))
+    """Print value as indented JSON: non-ASCII text as it is, unless a terminal could act on it
+    (a control or format character is written as its JSON escape: engine/visible.py)."""
+    from lazy_memory.engine.visible import printable_json
+
+    print(printable_json(json.dumps(value, indent=2, ensure_ascii=False)))
 
 
 class VersionAction(argparse.Action):

@@ -217,11 +217,16 @@ def test_json_and_raw_print_the_stored_text_exactly(store: Store) -> None:
     fields = ("name", "type", "description", "body")
     for record in store.live:
         stored = record.model_dump(mode="json")
-        shown_json = json.loads(store.lazy("memory", "show", record.name, "--json").stdout)
+        printed_json = store.lazy("memory", "show", record.name, "--json").stdout
+        # Every control and format character as a JSON escape: safe to print, and lossless.
+        assert unsafe_characters(printed_json.decode()) == []
+        shown_json = json.loads(printed_json)
         assert {field: shown_json[field] for field in fields} == {f: stored[f] for f in fields}
         raw = store.lazy("memory", "show", record.name, "--raw")
         assert raw.returncode == 0, raw.stderr
         assert raw.stdout == record.body.encode("utf-8")
+    for command in (("memory", "list"), ("memory", "history"), ("search", "hostile")):
+        assert unsafe_characters(store.lazy(*command, "--json").stdout.decode()) == [], command
     listed = json.loads(store.lazy("memory", "list", "--json").stdout)
     assert [(r["name"], r["description"]) for r in listed] == [
         (r.name, r.description) for r in store.live

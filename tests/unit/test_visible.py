@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sys
 import unicodedata
 from datetime import UTC, datetime
@@ -10,7 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from lazy_memory.engine.visible import escape, visible_line, visible_text
+from lazy_memory.engine.visible import escape, printable_json, visible_line, visible_text
 
 NAME_FORBIDDEN = {"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"}
 """What the name rule refuses (engine/names.py), which is what a one-line field escapes."""
@@ -138,3 +139,16 @@ def test_an_index_line_shows_its_name_and_description_made_visible(name: str, te
     line = index_line(IndexEntry(name, RecordType.USER, text, 1, datetime.now(UTC)))
     assert line == f"- {visible_line(name)} (user): {shown_description(text)}"
     assert line.splitlines() == [line]
+
+
+@given(st.recursive(st.text(), lambda inner: st.lists(inner) | st.dictionaries(st.text(), inner)))
+def test_printable_json_reads_back_the_same_and_prints_no_control(value: object) -> None:
+    for indent in (None, 2):
+        text = printable_json(json.dumps(value, indent=indent, ensure_ascii=False))
+        assert json.loads(text) == value
+        assert all(c.isprintable() or c == "\n" for c in text), text
+
+
+def test_printable_json_escapes_c1_del_and_format_characters_as_json_does() -> None:
+    text = printable_json(json.dumps("\x9b[2J\x7f\u202e\U000e0041 é", ensure_ascii=False))
+    assert text == '"\\u009b[2J\\u007f\\u202e\\udb40\\udc41 é"'
