@@ -18,6 +18,7 @@ from pathlib import Path
 
 from lazy_memory.adapters.claude_code_setup import (
     AUTO_MEMORY_KEY,
+    SERVER_NAME,
     JsonObject,
     lazy_hook_commands,
 )
@@ -159,3 +160,17 @@ def remove_empty_claude_folder(root: Path, record: JsonObject | None) -> bool:
     except OSError:  # not empty, or gone already: either way not lazy's to remove
         return False
     return True
+
+
+def project_mcp_server(cwd: Path) -> object:
+    """The `lazy` entry of the `.mcp.json` Claude Code started in cwd loads: the nearest one,
+    in cwd or a folder above, that names it (None if none does, or one cannot be read)."""
+    for folder in (cwd, *cwd.parents):
+        try:
+            mcp = read_object(folder / MCP)
+        except InvalidConfig:
+            return None  # Claude Code cannot read it either: lazy's own entry stands in
+        servers = None if mcp is None else mcp.get("mcpServers")
+        if isinstance(servers, dict) and SERVER_NAME in servers:
+            return servers[SERVER_NAME]
+    return None

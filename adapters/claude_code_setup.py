@@ -16,7 +16,10 @@ the user's.
 from __future__ import annotations
 
 import copy
+import json
 import os
+import shutil
+import sys
 from dataclasses import dataclass
 from typing import Any
 
@@ -67,6 +70,11 @@ class Invocation:
         """The `.mcp.json` entry that starts `lazy mcp`; lazy finds the store from where
         Claude Code starts it (the project), as the hook does."""
         return {"command": self.words[0], "args": [*self.words[1:], "mcp"], ALWAYS_LOAD_KEY: True}
+
+
+def current_invocation() -> Invocation:
+    """How Claude Code should start the lazy running now."""
+    return running_invocation(sys.argv[0], shutil.which("lazy"), sys.executable)
 
 
 def running_invocation(argv0: str, on_path: str | None, executable: str) -> Invocation:
@@ -265,6 +273,26 @@ def install_server(mcp: JsonObject, server: JsonObject, record: JsonObject) -> J
             record["server_previous"] = current
         servers[SERVER_NAME] = server
     return new
+
+
+def launch_mcp_config(
+    project_server: object, invocation: Invocation, arguments: list[str]
+) -> str | None:
+    """The `--mcp-config` a launched session needs for lazy's tools in its first request.
+
+    None when the project's `.mcp.json` already starts an always-loaded `lazy` (and claude's
+    arguments do not say to ignore it); else a `lazy` server that Claude Code loads in place
+    of the project's one of that name (measured on 2.1.197 and 2.1.332: one server, not two):
+    the project's entry with alwaysLoad, or, without one, this lazy's.
+    """
+    strict = "--strict-mcp-config" in arguments
+    if isinstance(project_server, dict):
+        if project_server.get(ALWAYS_LOAD_KEY) is True and not strict:
+            return None
+        server = {**project_server, ALWAYS_LOAD_KEY: True}
+    else:
+        server = invocation.mcp_server()
+    return json.dumps({"mcpServers": {SERVER_NAME: server}}, separators=(",", ":"))
 
 
 def _legacy_pin(env: object) -> bool:

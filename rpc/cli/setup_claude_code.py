@@ -34,8 +34,7 @@ from lazy_memory.adapters.claude_code_setup import (
     AUTO_MEMORY_KEY,
     HOOK_EVENT,
     SERVER_NAME,
-    Invocation,
-    running_invocation,
+    current_invocation,
 )
 from lazy_memory.adapters.config import Settings, load_settings
 from lazy_memory.adapters.git_ignore import IGNORE_FILE, IgnoreStatus, ignore_status
@@ -114,11 +113,6 @@ class Report:
                     "warnings": self.warnings,
                 }
             )
-
-
-def current_invocation() -> Invocation:
-    """How Claude Code should start the lazy running now."""
-    return running_invocation(sys.argv[0], shutil.which("lazy"), sys.executable)
 
 
 def check_files(root: Path, settings: Settings) -> None:
