@@ -16,11 +16,14 @@ import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from lazy_memory.adapters.claude_code_hook import prints_marker
 from lazy_memory.adapters.claude_code_setup import (
     AUTO_MEMORY_KEY,
     SERVER_NAME,
     JsonObject,
     lazy_hook_commands,
+    lazy_hook_matchers,
+    misses_sources,
 )
 from lazy_memory.engine.errors import InvalidConfig
 
@@ -31,6 +34,20 @@ LOCAL_SETTINGS = Path(".claude") / "settings.local.json"
 here or in user settings, never from the shared file a repository brings along."""
 MCP = Path(".mcp.json")
 CLAUDE_DIR = Path(".claude")
+
+
+@dataclass(frozen=True)
+class InstalledHook:
+    """lazy's hook as `.claude/settings.json` holds it, for doctor to say what sessions get."""
+
+    found: bool
+    missing_matcher: str | None = None
+    """A matcher on lazy's group that misses SessionStart sources (None: it fires on all)."""
+    falls_back: bool = True
+    """Whether its command prints the UNAVAILABLE marker when lazy cannot run (an older
+    lazy's prints nothing then)."""
+    error: str | None = None
+    """Why the settings file cannot be read."""
 
 
 @dataclass(frozen=True)
@@ -144,6 +161,23 @@ def is_set_up(root: Path) -> bool:
     """Whether the project's settings already hold lazy's SessionStart hook."""
     settings = read_object(root / SETTINGS)
     return settings is not None and bool(lazy_hook_commands(settings))
+
+
+def installed_hook(root: Path) -> InstalledHook:
+    """What of lazy's hook the project's settings hold."""
+    try:
+        settings = read_object(root / SETTINGS) or {}
+    except InvalidConfig as error:
+        return InstalledHook(found=False, error=error.message)
+    commands = lazy_hook_commands(settings)
+    if not commands:
+        return InstalledHook(found=False)
+    missing = [m for m in lazy_hook_matchers(settings) if misses_sources(m)]
+    return InstalledHook(
+        found=True,
+        missing_matcher=str(missing[0]) if missing else None,
+        falls_back=all(map(prints_marker, commands)),
+    )
 
 
 def auto_memory_setting(root: Path, name: Path = SETTINGS) -> object:

@@ -72,6 +72,13 @@ def hook_command(words: tuple[str, ...], *, bound: int, log_dir: str) -> str:
     )
 
 
+def prints_marker(command: str) -> bool:
+    """Whether a hook command prints the marker itself (an older lazy's printed nothing)."""
+    from lazy_memory.engine.context import UNAVAILABLE
+
+    return UNAVAILABLE.partition("{error}")[0] in command
+
+
 def is_lazy_hook_command(command: object) -> bool:
     """Whether a hook's command is lazy's (this one or an older one: both run the hook words)."""
     return isinstance(command, str) and HOOK_MARK in command

@@ -210,3 +210,23 @@ def test_without_a_data_directory_the_marker_is_printed_and_nothing_created(
     assert hooked.returncode == 0
     assert hooked.stdout.startswith("MEMORY INDEX UNAVAILABLE (lazy: not found")
     assert not elsewhere.exists()
+
+
+def test_doctor_says_the_last_launch_got_the_marker_because_lazy_could_not_run(
+    lazy: Lazy, project: Path, script: Path, tmp_path: Path
+) -> None:
+    command = set_up(project, script)
+    lazy("memory", "save", "deploy", "-t", "project", "-d", "How we deploy", "--body", "b")
+
+    run_hook(command, project, path_without("lazy"))
+    missing_lazy = lazy("doctor").stdout
+    run_hook(command, project, stand_in(tmp_path, "killed"))
+    killed = lazy("doctor").stdout
+
+    assert (
+        "(hook): lazy could not be run (lazy: not found on the PATH (or not executable)), so "
+        "the session got MEMORY INDEX UNAVAILABLE and no index: put lazy on the PATH Claude "
+        "Code starts with"
+    ) in missing_lazy
+    assert "lazy could not be run (lazy: killed by signal 9)" in killed
+    assert "run `lazy memory context --hook` by hand to see why." in killed
