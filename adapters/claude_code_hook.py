@@ -12,7 +12,8 @@ for `lazy doctor` (unless the session is an agent's: agents write nothing), and 
 lazy bounds itself at `[claude_code] hook_timeout_seconds` (10 s); the command bounds lazy at
 twice that with a timer that sends SIGALRM (which ends Python by default, and gives an exit
 status nothing else gives), and Claude Code's own timeout is ten seconds more, so the command
-always ends before Claude Code stops waiting for it.
+always ends before Claude Code stops waiting for it. When lazy is done first the timer is
+stopped and waited for, its sleep with it: the command leaves no process behind.
 """
 
 from __future__ import annotations
@@ -53,10 +54,14 @@ def hook_command(words: tuple[str, ...], *, bound: int, log_dir: str) -> str:
     return "; ".join(
         [
             f"{shlex.join([*words, *HOOK_WORDS])} & pid=$!",
-            f"(sleep {bound}; kill -ALRM $pid) >/dev/null 2>&1 & timer=$!",
+            # The timer ends its sleep with it (and reaps it): nothing is left to run out.
+            "(trap 'kill $sleeper; wait $sleeper; exit' TERM; "
+            f"sleep {bound} & sleeper=$!; wait $sleeper; kill -ALRM $pid) "
+            ">/dev/null 2>&1 & timer=$!",
             "wait $pid",
             "status=$?",
             "kill $timer 2>/dev/null",
+            "wait $timer",
             "case $status in 0) exit 0;; "
             "126) why='lazy: not executable';; "
             "127) why='lazy: not found on the PATH (or not executable)';; "

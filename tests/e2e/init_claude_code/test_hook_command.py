@@ -180,7 +180,7 @@ def test_a_lazy_past_its_bound_is_stopped_and_the_marker_printed_before_claude_c
 
     hooked = run_hook(command, project, stand_in(tmp_path, "hanging"))
 
-    assert "(sleep 2; kill -ALRM $pid)" in command  # twice lazy's own bound
+    assert "sleep 2 & sleeper=$!" in command  # twice lazy's own bound
     assert group["hooks"][0]["timeout"] == 12  # Claude Code waits 10 s more than the command
     assert hooked.returncode == 0
     assert hooked.stdout == marker("lazy: no answer within 2 s")
@@ -230,3 +230,20 @@ def test_doctor_says_the_last_launch_got_the_marker_because_lazy_could_not_run(
     ) in missing_lazy
     assert "lazy could not be run (lazy: killed by signal 9)" in killed
     assert "run `lazy memory context --hook` by hand to see why." in killed
+
+
+def test_the_command_leaves_no_process_behind(project: Path, script: Path, tmp_path: Path) -> None:
+    """Its timer (a subshell and its sleep) ends and is reaped with it, when lazy is done first."""
+    command = set_up(project, script)
+    process = subprocess.Popen(
+        ["/bin/sh", "-c", command],
+        cwd=project,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        env={**os.environ, "PATH": stand_in(tmp_path, "recording"), "RECORD_TO": os.devnull},
+        start_new_session=True,
+    )
+    assert process.wait(timeout=60) == 0
+
+    with pytest.raises(ProcessLookupError):
+        os.killpg(process.pid, 0)  # nothing of its group is left, not even a zombie
