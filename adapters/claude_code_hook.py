@@ -13,7 +13,8 @@ lazy bounds itself at `[claude_code] hook_timeout_seconds` (10 s); the command b
 twice that with a timer that sends SIGALRM (which ends Python by default, and gives an exit
 status nothing else gives), and Claude Code's own timeout is ten seconds more, so the command
 always ends before Claude Code stops waiting for it. When lazy is done first the timer is
-stopped and waited for, its sleep with it: the command leaves no process behind.
+stopped and waited for, its sleep with it: the command leaves no process behind (but for a
+sleep orphaned when lazy fails before the timer has set its trap, which holds no output).
 """
 
 from __future__ import annotations
@@ -54,10 +55,10 @@ def hook_command(words: tuple[str, ...], *, bound: int, log_dir: str) -> str:
     return "; ".join(
         [
             f"{shlex.join([*words, *HOOK_WORDS])} & pid=$!",
-            # The timer ends its sleep with it (and reaps it): nothing is left to run out.
-            "(trap 'kill $sleeper; wait $sleeper; exit' TERM; "
-            f"sleep {bound} & sleeper=$!; wait $sleeper; kill -ALRM $pid) "
-            ">/dev/null 2>&1 & timer=$!",
+            # Stopped, the timer ends its sleep with it (and reaps it). The trap comes after
+            # $sleeper is known: a trap run before would wait for the whole sleep.
+            f"(sleep {bound} & sleeper=$!; trap 'kill $sleeper; wait $sleeper; exit' TERM; "
+            "wait $sleeper; kill -ALRM $pid) >/dev/null 2>&1 & timer=$!",
             "wait $pid",
             "status=$?",
             "kill $timer 2>/dev/null",

@@ -247,3 +247,22 @@ def test_the_command_leaves_no_process_behind(project: Path, script: Path, tmp_p
 
     with pytest.raises(ProcessLookupError):
         os.killpg(process.pid, 0)  # nothing of its group is left, not even a zombie
+
+
+def test_a_lazy_that_fails_at_once_never_waits_out_the_timer(project: Path, script: Path) -> None:
+    """lazy missing ends before the timer has set its trap: the timer must still end at once
+    (its trap once ran before it knew its sleep, and then waited the whole 20 s for it)."""
+    command = set_up(project, script)
+
+    for _ in range(20):
+        # A hang check, not a speed target: the bound is 20 s, the command takes milliseconds.
+        hooked = subprocess.run(
+            ["/bin/sh", "-c", command],
+            cwd=project,
+            input=EVENT,
+            capture_output=True,
+            text=True,
+            env={**os.environ, "PATH": path_without("lazy")},
+            timeout=10,
+        )
+        assert hooked.stdout.startswith("MEMORY INDEX UNAVAILABLE (lazy: not found")
