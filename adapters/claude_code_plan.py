@@ -31,6 +31,7 @@ from lazy_memory.adapters.claude_code_note import edited_since, note_written, or
 from lazy_memory.adapters.claude_code_setup import (
     APPROVAL_KEY,
     AUTO_MEMORY_KEY,
+    HOOK_EVENT,
     REJECTION_KEY,
     SERVER_NAME,
     Invocation,
@@ -120,8 +121,10 @@ def plan_install(root: Path, setup: SetUp, record: JsonObject, ignore: IgnoreSta
     ignore_after = _ignore_after(ignore_text, ignore, record)
     pristine = not ((noted or {}).get("ignore_line") and IGNORE_LINE in _lines(ignore_text))
     note_written(record, IGNORE_FILE, ignore_text, ignore_after, pristine=pristine)
-    plan.files.append(FileChange(root / IGNORE_FILE, ignore_text, ignore_after))
-    _describe_install(plan, documents, values, server, ignore)
+    ignore_change = FileChange(root / IGNORE_FILE, ignore_text, ignore_after)
+    plan.files.append(ignore_change)
+    _describe_install(plan, documents, values, server)
+    _describe_ignore(plan, ignore, ignore_change)
     return plan
 
 
@@ -185,7 +188,6 @@ def _describe_install(
     documents: dict[Path, Document],
     values: dict[Path, JsonObject],
     server: JsonObject,
-    ignore: IgnoreStatus,
 ) -> None:
     settings, local, mcp = (documents[name].value or {} for name in JSON_FILES)
     new_settings, new_local, new_mcp = (values[name] for name in JSON_FILES)
@@ -227,12 +229,10 @@ def _describe_install(
             "will not start it: take it out of that list (left as you set it)."
         )
     _describe_auto_memory(plan, settings, new_settings)
-    _describe_ignore(plan, ignore)
 
 
 def _describe_auto_memory(plan: Plan, settings: JsonObject, new_settings: JsonObject) -> None:
-    before, after = settings.get(AUTO_MEMORY_KEY), new_settings.get(AUTO_MEMORY_KEY)
-    if before == after or (before is None and after is None):
+    if settings.get(AUTO_MEMORY_KEY) == new_settings.get(AUTO_MEMORY_KEY):
         plan.facts["auto_memory"] = "already_off" if auto_memory_is_off(settings) else "kept"
     elif auto_memory_is_off(new_settings):
         plan.facts["auto_memory"] = "turned_off"
@@ -245,11 +245,10 @@ def _describe_auto_memory(plan: Plan, settings: JsonObject, new_settings: JsonOb
         plan.lines.append(f"Put {AUTO_MEMORY_KEY} back as it was before lazy in {SETTINGS}.")
 
 
-def _describe_ignore(plan: Plan, ignore: IgnoreStatus) -> None:
+def _describe_ignore(plan: Plan, ignore: IgnoreStatus, change: FileChange) -> None:
     if not ignore.repository:
         plan.facts["ignored"] = "no_repository"
         return
-    change = plan.files[-1]
     if change.status != "unchanged":
         plan.facts["ignored"] = "added"
         plan.lines.append(
@@ -355,11 +354,8 @@ def _text(document: Document, value: JsonObject | None) -> str | None:
 
 
 def _hook_entries(settings: JsonObject) -> object:
-    return (
-        settings.get("hooks", {}).get("SessionStart")
-        if isinstance(settings.get("hooks"), dict)
-        else None
-    )
+    hooks = settings.get("hooks")
+    return hooks.get(HOOK_EVENT) if isinstance(hooks, dict) else None
 
 
 def _lazy_server(mcp: JsonObject) -> object:
