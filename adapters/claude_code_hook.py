@@ -54,7 +54,9 @@ def hook_command(words: tuple[str, ...], *, bound: int, log_dir: str) -> str:
     logged = '{"at": "%s", "channel": "hook command", "available": false, "error": "%s"}\\n'
     return "; ".join(
         [
-            f"{shlex.join([*words, *HOOK_WORDS])} & pid=$!",
+            # lazy reads the SessionStart event as if run alone: in the background sh would
+            # give it /dev/null, so the command's own input is handed on by name.
+            f"exec 3<&0; {shlex.join([*words, *HOOK_WORDS])} <&3 & pid=$!",
             # Stopped, the timer ends its sleep with it (and reaps it). The trap comes after
             # $sleeper is known: a trap run before would wait for the whole sleep.
             f"(sleep {bound} & sleeper=$!; trap 'kill $sleeper; wait $sleeper; exit' TERM; "

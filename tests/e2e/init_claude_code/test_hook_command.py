@@ -33,7 +33,9 @@ STAND_INS = {
     "killed": "#!/bin/sh\nkill -9 $$\n",
     "failing": "#!/bin/sh\necho 'half a section'\nexit 3\n",
     "hanging": "#!/bin/sh\nexec sleep 60\n",
-    "recording": '#!/bin/sh\nprintf "%s\\n" "$@" > "$RECORD_TO"\necho section\n',
+    "recording": (
+        '#!/bin/sh\nprintf "%s\\n" "$@" > "$RECORD_TO"\ncat > "$RECORD_TO.in"\necho section\n'
+    ),
 }
 
 
@@ -61,7 +63,7 @@ def set_up(project: Path, script: Path, *, lazy_toml: str = "") -> str:
     assert done.returncode == 0, done.stderr
     [group] = read_json(project / ".claude" / "settings.json")["hooks"]["SessionStart"]
     [hook] = group["hooks"]
-    assert hook["command"].startswith("lazy memory context --hook ")
+    assert hook["command"].startswith("exec 3<&0; lazy memory context --hook <&3 & pid=$!; ")
     return str(hook["command"])
 
 
@@ -116,7 +118,7 @@ def test_with_lazy_on_the_path_the_section_is_lazys_byte_for_byte(
     assert [entry["channel"] for entry in logged(isolated_environment)] == ["hook", "hook"]
 
 
-def test_the_command_runs_lazy_with_the_words_the_cli_answers_first(
+def test_the_command_runs_lazy_with_the_words_the_cli_answers_first_and_the_event(
     project: Path, script: Path, tmp_path: Path
 ) -> None:
     from lazy_memory.rpc.cli import HOOK_WORDS
@@ -128,6 +130,7 @@ def test_the_command_runs_lazy_with_the_words_the_cli_answers_first(
 
     assert hooked.stdout == "section\n"
     assert tuple(record.read_text().split()) == HOOK_WORDS
+    assert Path(f"{record}.in").read_text() == EVENT  # the event, as Claude Code wrote it
 
 
 @pytest.mark.parametrize(
@@ -240,7 +243,11 @@ def test_the_command_leaves_no_process_behind(project: Path, script: Path, tmp_p
         cwd=project,
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
-        env={**os.environ, "PATH": stand_in(tmp_path, "recording"), "RECORD_TO": os.devnull},
+        env={
+            **os.environ,
+            "PATH": stand_in(tmp_path, "recording"),
+            "RECORD_TO": str(tmp_path / "r"),
+        },
         start_new_session=True,
     )
     assert process.wait(timeout=60) == 0
