@@ -2,34 +2,48 @@
 
 Pure functions over the parsed JSON of `.claude/settings.json`, `.claude/settings.local.json`
 and `.mcp.json`: each returns a new document and never reorders or rewrites a key it does not
-own. What lazy owns: the SessionStart hook whose command ends in ` memory context --hook`, the
-MCP server named `lazy`, that name in `enabledMcpjsonServers`, and `autoMemoryEnabled` only
-when lazy set it. Each install function writes into `record` what it created or replaced, so
-the matching removal can put back exactly what was there (see claude_code_files for where
-that record is kept). A removal without a record (the note was lost) infers conservatively:
-it takes out what is recognisably lazy's and leaves anything that might be the user's.
+own (claude_code_files turns the new document into the file's text, edited in place). What
+lazy owns: the SessionStart hook whose command runs `... memory context --hook` (its command
+and timeout, and the matcher an older lazy gave it), the MCP server named `lazy` (its
+command, args and alwaysLoad), that name in `enabledMcpjsonServers`, and `autoMemoryEnabled`
+only when lazy set it. Each install function writes into `record` what it created or
+replaced, so the matching removal can put back exactly what was there (see claude_code_note
+for where that record is kept). A removal without a record (the note was lost) infers
+conservatively: it takes out what is recognisably lazy's and leaves anything that might be
+the user's.
 """
 
 from __future__ import annotations
 
 import copy
+import json
 import os
-import shlex
+import shutil
+import sys
 from dataclasses import dataclass
 from typing import Any
+
+from lazy_memory.adapters.claude_code_hook import (
+    claude_code_timeout,
+    hook_command,
+    is_lazy_hook_command,
+)
 
 JsonObject = dict[str, Any]
 
 SERVER_NAME = "lazy"
 HOOK_EVENT = "SessionStart"
-HOOK_MATCHER = "startup|resume|clear|compact"
-"""Every SessionStart source Claude Code has: a new session, --resume, /clear, a compaction."""
-HOOK_TIMEOUT_SECONDS = 30
-HOOK_SUFFIX = " memory context --hook"
-"""How lazy's own hook entry is recognised on a re-run, whatever path starts lazy."""
+LEGACY_MATCHER = "startup|resume|clear|compact"
+"""The matcher an older lazy wrote: it misses `fork` (Claude Code 2.1.332) and any later
+source. lazy's hook now has no matcher, which Claude Code fires on every source."""
+MATCH_ALL = ("", "*")
+"""Matchers that, like none at all, match every source."""
 AUTO_MEMORY_KEY = "autoMemoryEnabled"
 APPROVAL_KEY = "enabledMcpjsonServers"
 REJECTION_KEY = "disabledMcpjsonServers"
+ALWAYS_LOAD_KEY = "alwaysLoad"
+"""On a `.mcp.json` server: Claude Code waits for it at start-up (up to MCP_CONNECT_TIMEOUT_MS,
+5 s) and offers its tools with their schemas, not deferred behind ToolSearch (2.1.332)."""
 MODULE = "lazy_memory.rpc.cli"
 
 
@@ -43,17 +57,24 @@ class Invocation:
 
     words: tuple[str, ...]
 
-    def hook_command(self) -> str:
-        """The SessionStart hook's shell command."""
-        return shlex.join([*self.words, "memory", "context", "--hook"])
+    @property
+    def portable(self) -> bool:
+        """Whether the words mean the same on a teammate's machine: `lazy` on the PATH."""
+        return self.words == ("lazy",)
 
-    def mcp_server(self, data_dir: str) -> JsonObject:
-        """The `.mcp.json` entry that starts `lazy mcp` on the project's store."""
-        return {
-            "command": self.words[0],
-            "args": [*self.words[1:], "mcp"],
-            "env": {"LAZY_DATA": data_dir},
-        }
+    def hook_command(self, bound: int, log_dir: str) -> str:
+        """The SessionStart hook's shell command (see claude_code_hook)."""
+        return hook_command(self.words, bound=bound, log_dir=log_dir)
+
+    def mcp_server(self) -> JsonObject:
+        """The `.mcp.json` entry that starts `lazy mcp`; lazy finds the store from where
+        Claude Code starts it (the project), as the hook does."""
+        return {"command": self.words[0], "args": [*self.words[1:], "mcp"], ALWAYS_LOAD_KEY: True}
+
+
+def current_invocation() -> Invocation:
+    """How Claude Code should start the lazy running now."""
+    return running_invocation(sys.argv[0], shutil.which("lazy"), sys.executable)
 
 
 def running_invocation(argv0: str, on_path: str | None, executable: str) -> Invocation:
@@ -79,29 +100,36 @@ def _same_file(first: str, second: str) -> bool:
         return False
 
 
-def hook_entry(command: str) -> JsonObject:
-    """The SessionStart matcher group lazy adds."""
+def hook_entry(command: str, bound: int) -> JsonObject:
+    """The SessionStart matcher group lazy adds: no matcher, so it fires on every source."""
     return {
-        "matcher": HOOK_MATCHER,
-        "hooks": [{"type": "command", "command": command, "timeout": HOOK_TIMEOUT_SECONDS}],
+        "hooks": [{"type": "command", "command": command, "timeout": claude_code_timeout(bound)}]
     }
 
 
 def is_lazy_hook(hook: object) -> bool:
     """Whether a hook entry is lazy's own (its command runs `... memory context --hook`)."""
-    return (
-        isinstance(hook, dict)
-        and isinstance(hook.get("command"), str)
-        and hook["command"].endswith(HOOK_SUFFIX)
-    )
+    return isinstance(hook, dict) and is_lazy_hook_command(hook.get("command"))
 
 
 def lazy_hook_commands(settings: JsonObject) -> list[str]:
     """The command of every lazy hook in settings' SessionStart groups."""
-    return [hook["command"] for hook in _session_start_hooks(settings) if is_lazy_hook(hook)]
+    return [hook["command"] for _, hook in _session_start_hooks(settings) if is_lazy_hook(hook)]
 
 
-def install_hook(settings: JsonObject, command: str, record: JsonObject) -> JsonObject:
+def lazy_hook_matchers(settings: JsonObject) -> list[object]:
+    """The matcher of every SessionStart group holding a lazy hook (None: no matcher)."""
+    return [
+        group.get("matcher") for group, hook in _session_start_hooks(settings) if is_lazy_hook(hook)
+    ]
+
+
+def misses_sources(matcher: object) -> bool:
+    """Whether a SessionStart group with this matcher can miss a source: any but none or all."""
+    return matcher is not None and matcher not in MATCH_ALL
+
+
+def install_hook(settings: JsonObject, command: str, bound: int, record: JsonObject) -> JsonObject:
     """Settings with lazy's SessionStart hook: updated in place if present, else appended."""
     new = copy.deepcopy(settings)
     hooks = new.get("hooks")
@@ -117,13 +145,16 @@ def install_hook(settings: JsonObject, command: str, record: JsonObject) -> Json
     elif not isinstance(groups, list):
         raise UnexpectedShape(f"`hooks.{HOOK_EVENT}` is not a JSON array")
     found = False
-    for hook in _session_start_hooks(new):
+    for group, hook in _session_start_hooks(new):
         if is_lazy_hook(hook):
-            # Only the command is lazy's to change: a matcher or timeout the user tuned stays.
             hook["command"] = command
+            hook["timeout"] = claude_code_timeout(bound)
             found = True
+            # The matcher an older lazy wrote misses sources; one the user chose stays.
+            if group.get("matcher") == LEGACY_MATCHER and all(map(is_lazy_hook, group["hooks"])):
+                del group["matcher"]
     if not found:
-        groups.append(hook_entry(command))
+        groups.append(hook_entry(command, bound))
     return new
 
 
@@ -216,7 +247,12 @@ def restore_auto_memory(settings: JsonObject, record: JsonObject | None) -> Json
 
 
 def install_server(mcp: JsonObject, server: JsonObject, record: JsonObject) -> JsonObject:
-    """`.mcp.json` with the `lazy` server; another server of that name is noted, then replaced."""
+    """`.mcp.json` with the `lazy` server.
+
+    The entry lazy wrote (as record says) gets lazy's keys and keeps any other the user added
+    since, but for the LAZY_DATA an older lazy pinned in `env`; an entry of that name lazy did
+    not write (or whose note is lost) is noted, to be put back, then replaced.
+    """
     new = copy.deepcopy(mcp)
     servers = new.get("mcpServers")
     if servers is None:
@@ -225,15 +261,43 @@ def install_server(mcp: JsonObject, server: JsonObject, record: JsonObject) -> J
     elif not isinstance(servers, dict):
         raise UnexpectedShape("`mcpServers` is not a JSON object")
     current = servers.get(SERVER_NAME)
-    if current == server:
-        return new
     if current is None:
         record["server"] = True
-    elif not record.get("server") and "server_previous" not in record:
-        # A `lazy` entry lazy did not write (or whose note is lost): keep it to put back.
-        record["server_previous"] = current
-    servers[SERVER_NAME] = server
+        servers[SERVER_NAME] = server
+    elif isinstance(current, dict) and record.get("server"):
+        if _legacy_pin(current.get("env")):
+            del current["env"]
+        current.update(server)
+    else:
+        if "server_previous" not in record:
+            record["server_previous"] = current
+        servers[SERVER_NAME] = server
     return new
+
+
+def launch_mcp_config(
+    project_server: object, invocation: Invocation, arguments: list[str]
+) -> str | None:
+    """The `--mcp-config` a launched session needs for lazy's tools in its first request.
+
+    None when the project's `.mcp.json` already starts an always-loaded `lazy` (and claude's
+    arguments do not say to ignore it); else a `lazy` server that Claude Code loads in place
+    of the project's one of that name (measured on 2.1.197 and 2.1.332: one server, not two):
+    the project's entry with alwaysLoad, or, without one, this lazy's.
+    """
+    strict = "--strict-mcp-config" in arguments
+    if isinstance(project_server, dict):
+        if project_server.get(ALWAYS_LOAD_KEY) is True and not strict:
+            return None
+        server = {**project_server, ALWAYS_LOAD_KEY: True}
+    else:
+        server = invocation.mcp_server()
+    return json.dumps({"mcpServers": {SERVER_NAME: server}}, separators=(",", ":"))
+
+
+def _legacy_pin(env: object) -> bool:
+    """Whether env is the store path an older lazy pinned on its server, and nothing else."""
+    return isinstance(env, dict) and list(env) == ["LAZY_DATA"]
 
 
 def remove_server(mcp: JsonObject, record: JsonObject | None) -> JsonObject:
@@ -265,13 +329,14 @@ def looks_like_lazy_server(server: object) -> bool:
     return os.path.basename(command) == "lazy" or args[:2] == ["-m", MODULE]
 
 
-def _session_start_hooks(settings: JsonObject) -> list[Any]:
+def _session_start_hooks(settings: JsonObject) -> list[tuple[JsonObject, Any]]:
+    """Every (group, hook) of settings' SessionStart groups."""
     hooks = settings.get("hooks")
     groups = hooks.get(HOOK_EVENT) if isinstance(hooks, dict) else None
     if not isinstance(groups, list):
         return []
     return [
-        hook
+        (group, hook)
         for group in groups
         if isinstance(group, dict) and isinstance(group.get("hooks"), list)
         for hook in group["hooks"]

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lazy_memory.rpc.cli.common import (
@@ -15,6 +17,7 @@ from lazy_memory.rpc.cli.common import (
 from lazy_memory.rpc.cli.importing import IMPORT_HINT, run_import
 
 if TYPE_CHECKING:
+    from lazy_memory.adapters.claude_code_files import InstalledHook
     from lazy_memory.engine.doctor import Diagnosis
 
 # Keyed by the values of the engine's Remedy (a StrEnum, so its members find them), which
@@ -62,43 +65,41 @@ async def run_doctor(arguments: argparse.Namespace) -> int:
     settings = load_settings()
     launches = last_launches(settings.data_dir)
     last = launches[-1] if launches else None
+    hook = _installed_hook(settings.root)
     # Not the engine's to find: which key the store is read under is the configuration's.
     warnings = [warning for warning in (project_key_warning(settings),) if warning is not None]
     if arguments.json:
-        print_json({**diagnosis.model_dump(mode="json"), "last_launch": last, "warnings": warnings})
+        print_json(
+            {
+                **diagnosis.model_dump(mode="json"),
+                "last_launch": last,
+                "installed_hook": None if hook is None else dataclasses.asdict(hook),
+                "warnings": warnings,
+            }
+        )
     else:
         from lazy_memory.engine.visible import visible_line
+        from lazy_memory.rpc.cli.doctor_launches import UNLOGGED, hook_line, last_launch_line
 
         _print(diagnosis)
         # The launch log is a file anyone with the data directory can write: shown as stored text.
         newest_record = None if newest is None else (newest.name, newest.revision)
-        print(visible_line(_last_launch(last, newest_record)))
+        print(visible_line(last_launch_line(last, newest_record)))
+        print(UNLOGGED)
+        said = None if hook is None else hook_line(hook)
+        if said is not None:
+            print(visible_line(said))
         for warning in warnings:
             print(f"Warning: {visible_line(warning)}.")
     return EXIT_STATUSES[diagnosis.remedy]
 
 
-def _last_launch(last: dict[str, Any] | None, newest: tuple[str, int] | None) -> str:
-    """Did the newest record reach the last session? From the launch log."""
-    if last is None:
-        return "Last launch: none logged yet (launches are logged where the store can be written)."
-    try:
-        said = (
-            f"Last launch: {last['at']} ({last['channel']}, {last['role']}): "
-            f"{last['listed']:,} of {last['records']:,} records listed"
-        )
-        seen = last.get("newest") or {}
-    except (KeyError, TypeError, ValueError):
-        return "Last launch: the launch log's last line is not one lazy wrote."
-    if not last.get("available", True):
-        return f"{said}; the store could not be read: {last.get('error')}."
-    if newest is None:
-        return f"{said}."
-    name, revision = newest
-    if (seen.get("name"), seen.get("revision")) != (name, revision):
-        return f"{said}; the newest record, {name} (revision {revision}), was written after it."
-    where = "listed inline" if seen.get("listed") else "not listed inline (the hook's limit)"
-    return f"{said}; the newest record, {name} (revision {revision}), reached it, {where}."
+def _installed_hook(root: Path) -> InstalledHook | None:
+    """lazy's hook in the project's Claude Code settings; None where Claude Code is not set up
+    at all (no .claude/ folder): nothing to say there."""
+    from lazy_memory.adapters.claude_code_files import CLAUDE_DIR, installed_hook
+
+    return installed_hook(root) if (root / CLAUDE_DIR).is_dir() else None
 
 
 def _print(diagnosis: Diagnosis) -> None:

@@ -27,9 +27,10 @@ def add_commands(commands: Any) -> None:
         description="Create lazy.toml at the repository's root and the data directory, then "
         "offer to import the harness's memory files (Claude Code's) as records. With "
         "--claude-code, also add a SessionStart hook to .claude/settings.json, the lazy MCP "
-        "server to .mcp.json (approved for you in .claude/settings.local.json), and offer to "
-        "turn Claude Code's own auto memory off; a re-run changes nothing, and --remove takes "
-        "out exactly what it added.",
+        "server to .mcp.json (approved for you in .claude/settings.local.json, which git is "
+        "told to ignore) and turn Claude Code's own auto memory off, each spliced into the "
+        "files as they are; a re-run changes nothing, and --remove puts every file back as it "
+        "was.",
     )
     init.add_argument(
         "--claude-code",
@@ -39,19 +40,24 @@ def add_commands(commands: Any) -> None:
     init.add_argument(
         "--remove",
         action="store_true",
-        help="with --claude-code: take out what it added (your own settings stay)",
+        help="with --claude-code: undo it (every file back as it was before; your own "
+        "changes since stay)",
     )
-    init.add_argument(
-        "--auto-memory-off",
+    memory = init.add_mutually_exclusive_group()
+    memory.add_argument(
+        "--keep-auto-memory",
         action="store_true",
-        help="with --claude-code: turn Claude Code's own auto memory off without asking",
+        help="with --claude-code: leave Claude Code's own auto memory as it is (by default it "
+        "is turned off: lazy's memory takes its place)",
     )
+    # What scripts written for the old offer pass; it is the default now.
+    memory.add_argument("--auto-memory-off", action="store_true", help=argparse.SUPPRESS)
     answers = init.add_mutually_exclusive_group()
     answers.add_argument(
         "-y",
         "--yes",
         action="store_true",
-        help="accept the offers (the import; with --claude-code, auto memory off) unasked",
+        help="accept the offers (the import of the harness's memory) unasked",
     )
     answers.add_argument(
         "--non-interactive",
@@ -66,9 +72,16 @@ async def run_init(arguments: argparse.Namespace) -> int:
     """Write lazy.toml (never over one), open the store, offer the import, wire Claude Code."""
     # An agent's LAZY_TASK_ID, set even if empty, makes it read-only: refused before any write.
     refuse_agent("init")
-    if (arguments.remove or arguments.auto_memory_off) and not arguments.claude_code:
-        flag = "--remove" if arguments.remove else "--auto-memory-off"
-        raise UsageError(f"{flag} goes with --claude-code: `lazy init --claude-code {flag}`")
+    flags = {
+        "--remove": arguments.remove,
+        "--keep-auto-memory": arguments.keep_auto_memory,
+        "--auto-memory-off": arguments.auto_memory_off,
+    }
+    for flag, given in flags.items():
+        if given and not arguments.claude_code:
+            raise UsageError(f"{flag} goes with --claude-code: `lazy init --claude-code {flag}`")
+    if arguments.remove and (arguments.keep_auto_memory or arguments.auto_memory_off):
+        raise UsageError("--remove puts autoMemoryEnabled back as it was: give it alone")
     wanted = init_config.requested(arguments)
     # The set-up's modules wait for the run: `lazy --help` and the other commands need none.
     from lazy_memory.adapters.project_key import project_key_warning
@@ -90,7 +103,7 @@ async def run_init(arguments: argparse.Namespace) -> int:
     if arguments.claude_code:
         # Every file is read and merged in memory first: one that is not JSON stops the run
         # before lazy.toml or anything else is written.
-        setup_claude_code.check_files(root, data_dir)
+        setup_claude_code.check_files(root, settings)
     config = root / CONFIG_FILE
     if config.exists():
         init_config.check_unchanged(wanted, settings, str(config))
@@ -111,13 +124,14 @@ async def run_init(arguments: argparse.Namespace) -> int:
         # Opening creates nothing (a read never writes): the first save creates the store.
         report.say(
             f"The store's files go in {data_dir}, created by the first save; its .gitignore "
-            f"keeps them out of git. Commit {CONFIG_FILE}."
+            "keeps them out of git."
         )
+        report.commit.append(CONFIG_FILE)
         await _offer_import(service, answers, report)
     wire = arguments.claude_code or setup_claude_code.offer_setup(root, answers, report)
     if wire:
         setup_claude_code.set_up(
-            root, data_dir, answers, report, auto_memory_off=arguments.auto_memory_off
+            root, settings, report, keep_auto_memory=arguments.keep_auto_memory
         )
     report.finish()
     return 0

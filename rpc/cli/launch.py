@@ -5,11 +5,15 @@ file given to `--append-system-prompt-file` is carried whole (3,000,000 characte
 no limit documented). So an orchestrator or a script that starts sessions does it through
 the launcher: it renders the section for the role (the UNAVAILABLE marker if the store
 cannot be read: the session starts anyway), writes it to a private file, and starts
-`claude --append-system-prompt-file FILE ARGS...` with the role and task id in the
-environment (so the hook and `lazy mcp` agree with it), `LAZY_LAUNCHED=1` (so the hook that
-`lazy init --claude-code` installed prints nothing: nothing is injected twice), Claude
-Code's own auto memory off, and its MCP servers connected before the first turn. The file
-is removed when the session ends.
+`claude --append-system-prompt-file FILE [--mcp-config=...] ARGS...` with the role and task
+id in the environment (so the hook and `lazy mcp` agree with it), `LAZY_LAUNCHED=1` (so the
+hook that `lazy init --claude-code` installed prints nothing: nothing is injected twice) and
+Claude Code's own auto memory off. Its first model request offers lazy's tools with their
+schemas, whether or not the project ran `lazy init --claude-code`: unless the project's
+`.mcp.json` already starts an always-loaded `lazy`, the launcher passes one in its place
+(`"alwaysLoad": true` makes Claude Code wait for that server alone, where
+MCP_CONNECTION_NONBLOCKING=0 would hold the session for every server). The file is removed
+when the session ends.
 """
 
 from __future__ import annotations
@@ -24,12 +28,7 @@ from lazy_memory.rpc.cli.context import LAUNCHED_VARIABLE, ROLE_VARIABLE, launch
 
 CLAUDE_VARIABLE = "LAZY_CLAUDE"
 """The Claude Code executable to start, when it is not `claude` on PATH."""
-HARNESS_ENVIRONMENT = {
-    "CLAUDE_CODE_DISABLE_AUTO_MEMORY": "1",
-    # In -p mode Claude Code connects MCP servers in the background, and a first turn can
-    # find lazy's tools "still connecting"; this makes it wait for them.
-    "MCP_CONNECTION_NONBLOCKING": "0",
-}
+HARNESS_ENVIRONMENT = {"CLAUDE_CODE_DISABLE_AUTO_MEMORY": "1"}
 EXIT_NOT_FOUND = 127
 
 
@@ -40,7 +39,8 @@ def add_commands(commands: Any) -> None:
         parents=[common_flags()],
         help="start a Claude Code session with the whole memory index in its system prompt",
         description="Render the memory section for the role and start Claude Code with it as "
-        "--append-system-prompt-file, the role and task id in its environment and its own "
+        "--append-system-prompt-file, lazy's MCP server always loaded (unless the project's "
+        ".mcp.json already has it so), the role and task id in its environment and its own "
         "auto memory off. Every argument after -- goes to claude unchanged: "
         "lazy launch claude --task-id T -- -p 'review the diff'.",
     )
@@ -83,7 +83,13 @@ async def run_launch(arguments: argparse.Namespace) -> int:
     if arguments.task_id is not None:
         environment["LAZY_TASK_ID"] = arguments.task_id
     claude = arguments.claude or os.environ.get(CLAUDE_VARIABLE) or "claude"
-    command = [claude, "--append-system-prompt-file", prompt_file, *arguments.arguments]
+    command = [
+        claude,
+        "--append-system-prompt-file",
+        prompt_file,
+        *_mcp_config(arguments.arguments),
+        *arguments.arguments,
+    ]
     if arguments.print_command:
         _print_command(
             arguments, command, environment, prompt_file, delivery.model_dump(mode="json")
@@ -94,6 +100,20 @@ async def run_launch(arguments: argparse.Namespace) -> int:
         return _run(command, {**os.environ, **environment})
     finally:
         os.unlink(prompt_file)
+
+
+def _mcp_config(claude_arguments: list[str]) -> list[str]:
+    """`--mcp-config=JSON` with lazy's server, unless the project's own already serves."""
+    from pathlib import Path
+
+    from lazy_memory.adapters.claude_code_files import project_mcp_server
+    from lazy_memory.adapters.claude_code_setup import current_invocation, launch_mcp_config
+
+    config = launch_mcp_config(
+        project_mcp_server(Path.cwd()), current_invocation(), claude_arguments
+    )
+    # With `=`: the option takes several values, and would read a prompt after it as one.
+    return [] if config is None else [f"--mcp-config={config}"]
 
 
 def _write_prompt(text: str, role: str) -> str:

@@ -1,14 +1,16 @@
 """`lazy init --claude-code` and `--remove`: wire a repository for Claude Code, or unwire it.
 
-The set-up writes the SessionStart hook and the MCP server (asked for by the flag itself), then
-offers to turn Claude Code's own auto memory off. `Answers` says how offers are answered and
-`Report` collects what a run did, printed as it goes or as one JSON object at the end; plain
-`lazy init` uses both too.
+The set-up writes the SessionStart hook, the MCP server and its approval, keeps the local
+settings out of git, and turns Claude Code's own auto memory off unless told to keep it
+(`--keep-auto-memory`): one instruction about memory per session. `Answers` says how offers
+are answered and `Report` collects what a run did, printed as it goes or as one JSON object at
+the end; plain `lazy init` uses both too.
 """
 
 from __future__ import annotations
 
 import copy
+import os
 import shutil
 import sys
 from dataclasses import dataclass, field
@@ -16,29 +18,29 @@ from pathlib import Path
 from typing import Any
 
 from lazy_memory.adapters.claude_code_files import (
+    LOCAL_SETTINGS,
+    MCP,
     SETTINGS,
-    Note,
     Plan,
     apply,
     auto_memory_setting,
     is_set_up,
-    plan_install,
-    plan_remove,
     remove_empty_claude_folder,
 )
+from lazy_memory.adapters.claude_code_hook import claude_code_timeout, command_bound
+from lazy_memory.adapters.claude_code_note import Note
+from lazy_memory.adapters.claude_code_plan import SetUp, plan_install, plan_remove
 from lazy_memory.adapters.claude_code_setup import (
+    AUTO_MEMORY_KEY,
     HOOK_EVENT,
-    HOOK_MATCHER,
-    HOOK_TIMEOUT_SECONDS,
     SERVER_NAME,
-    Invocation,
-    JsonObject,
-    running_invocation,
+    current_invocation,
 )
+from lazy_memory.adapters.config import Settings, load_settings
+from lazy_memory.adapters.git_ignore import IGNORE_FILE, IgnoreStatus, ignore_status
 from lazy_memory.engine.errors import InvalidConfig
 from lazy_memory.rpc.cli.common import print_json
 
-AUTO_MEMORY_HINT = "run `lazy init --claude-code --auto-memory-off` to turn it off"
 SETUP_HINT = (
     "run `lazy init --claude-code` to give Claude Code sessions this store (a SessionStart "
     "hook and the MCP server)"
@@ -67,6 +69,8 @@ class Report:
     fields: dict[str, Any] = field(default_factory=dict)
     hints: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    commit: list[str] = field(default_factory=list)
+    """The files a team commits, relative to the root."""
 
     def say(self, line: str) -> None:
         """A line for the person at the terminal (JSON output leaves it out)."""
@@ -86,12 +90,6 @@ class Report:
 
     def file(self, path: Path, status: str) -> None:
         """One file the run created, changed, deleted or left unchanged."""
-        for entry in self.files:
-            if entry["path"] == str(path):
-                # A file written twice in one run (settings.json: hook, then auto memory).
-                if entry["status"] == "unchanged" or status != "unchanged":
-                    entry["status"] = "created" if entry["status"] == "created" else status
-                return
         self.files.append({"path": str(path), "status": status})
 
     @property
@@ -100,7 +98,9 @@ class Report:
         return any(entry["status"] != "unchanged" for entry in self.files)
 
     def finish(self) -> None:
-        """Print the JSON object (JSON output only)."""
+        """Say which files to commit; print the JSON object (JSON output only)."""
+        if self.commit:
+            self.say(f"Commit {_listed(self.commit)}.")
         if self.as_json:
             print_json(
                 {
@@ -108,20 +108,16 @@ class Report:
                     "changed": self.changed,
                     "files": self.files,
                     **self.fields,
+                    "commit": self.commit,
                     "hints": self.hints,
                     "warnings": self.warnings,
                 }
             )
 
 
-def current_invocation() -> Invocation:
-    """How Claude Code should start the lazy running now."""
-    return running_invocation(sys.argv[0], shutil.which("lazy"), sys.executable)
-
-
-def check_files(root: Path, data_dir: Path) -> None:
+def check_files(root: Path, settings: Settings) -> None:
     """Refuse (InvalidConfig) before anything is written if a file cannot be merged into."""
-    plan_install(root, current_invocation(), data_dir, auto_memory_off=False, record={})
+    plan_install(root, _set_up_of(root, settings, False), {}, IgnoreStatus(repository=False))
 
 
 def offer_setup(root: Path, answers: Answers, report: Report) -> bool:
@@ -144,38 +140,50 @@ def offer_setup(root: Path, answers: Answers, report: Report) -> bool:
     return False
 
 
-def set_up(
-    root: Path, data_dir: Path, answers: Answers, report: Report, *, auto_memory_off: bool
-) -> None:
-    """Write the hook, the MCP server and its approval, then offer auto memory off."""
-    invocation = current_invocation()
-    note = Note(data_dir)
-    noted = note.record(root)
-    record = copy.deepcopy(noted or {})
-    plan = plan_install(root, invocation, data_dir, auto_memory_off=False, record=record)
+def set_up(root: Path, settings: Settings, report: Report, *, keep_auto_memory: bool) -> None:
+    """Write the hook, the MCP server and its approval, the git ignore rule, auto memory off."""
+    setup = _set_up_of(root, settings, keep_auto_memory)
+    note = Note(settings.data_dir)
+    record = copy.deepcopy(note.record(root) or {})
+    ignore = ignore_status(root, LOCAL_SETTINGS)
+    plan = plan_install(root, setup, record, ignore)
+    # Noted before the files change: a run stopped half-way can still be undone.
+    note.save(root, record)
     _write(plan, report)
-    # Noted at once: a run stopped at the question below can still be undone exactly.
-    noted = _keep(note, root, record, noted)
     report.fields["hook"] = {
         "event": HOOK_EVENT,
-        "matcher": HOOK_MATCHER,
-        "command": invocation.hook_command(),
-        "timeout": HOOK_TIMEOUT_SECONDS,
+        "command": setup.invocation.hook_command(setup.bound, setup.log_dir),
+        "timeout": claude_code_timeout(setup.bound),
         "status": plan.facts["hook"],
     }
     report.fields["mcp_server"] = {
         "name": SERVER_NAME,
-        **invocation.mcp_server(str(data_dir)),
+        **setup.invocation.mcp_server(),
         "status": plan.facts["mcp_server"],
         "approval": plan.facts["approval"],
     }
-    status = _auto_memory_answer(root, answers, report, flag=auto_memory_off)
-    if status == "turned_off":
-        # Re-planned from the files as they are now: the hook was written a moment ago.
-        plan = plan_install(root, invocation, data_dir, auto_memory_off=True, record=record)
-        _write(plan, report, warn=False)
-        _keep(note, root, record, noted)
-    report.fields["auto_memory"] = {"status": status, "turned_off": status == "turned_off"}
+    status = plan.facts["auto_memory"]
+    report.fields["auto_memory"] = {
+        "status": status,
+        "off": status in ("turned_off", "already_off"),
+    }
+    report.fields["ignore"] = {
+        "path": str(LOCAL_SETTINGS),
+        "status": plan.facts["ignored"],
+        "by": _ignored_by(plan.facts["ignored"], ignore),
+    }
+    _check_local_auto_memory(root, report, keep_auto_memory)
+    if not setup.invocation.portable:
+        report.warn(
+            f"the hook and the MCP server start lazy as `{' '.join(setup.invocation.words)}`, "
+            "a path of this machine: before committing them, put lazy on the PATH (pipx "
+            "install lazy-memory, or activate its environment) and run this again to write "
+            "`lazy`."
+        )
+    committed = [str(SETTINGS), str(MCP)]
+    if (root / IGNORE_FILE).exists():
+        committed.append(str(IGNORE_FILE))
+    report.commit.extend(name for name in committed if name not in report.commit)
     if not report.changed:
         report.say("Claude Code is already set up for this repository; nothing changed.")
     report.say(CHECK_LINE)
@@ -206,38 +214,58 @@ def ask(question: str) -> bool:
     return answer.strip().lower() in ("y", "yes")
 
 
-def _auto_memory_answer(root: Path, answers: Answers, report: Report, *, flag: bool) -> str:
-    current = auto_memory_setting(root)
-    if current is False:
-        return "already_off"
-    if flag or answers.yes:
-        return "turned_off"
-    if answers.interactive:
-        already = f"{SETTINGS} sets autoMemoryEnabled: true. " if current is True else ""
-        question = (
-            f"\n{already}Turn Claude Code's own auto memory off for this project? lazy's "
-            "memory takes its place. [y/N] "
+def _set_up_of(root: Path, settings: Settings, keep_auto_memory: bool) -> SetUp:
+    return SetUp(
+        current_invocation(),
+        bound=command_bound(settings.hook_timeout_seconds),
+        log_dir=_log_dir(root),
+        keep_auto_memory=keep_auto_memory,
+    )
+
+
+def _log_dir(root: Path) -> str:
+    """Where the launch log is when LAZY_DATA is unset (lazy.toml's data_dir, else .lazy),
+    relative to the root when inside it: Claude Code runs project hooks there."""
+    environ = {name: value for name, value in os.environ.items() if name != "LAZY_DATA"}
+    data_dir = load_settings(root, environ).data_dir
+    try:
+        return str(data_dir.relative_to(root))
+    except ValueError:
+        return str(data_dir)
+
+
+def _ignored_by(status: str, ignore: IgnoreStatus) -> str | None:
+    """What keeps the local settings out of git: lazy's line, or the user's own rule."""
+    if status == "no_repository":
+        return None
+    return ignore.ignored_by if status == "already" and ignore.ignored_by else str(IGNORE_FILE)
+
+
+def _check_local_auto_memory(root: Path, report: Report, keep_auto_memory: bool) -> None:
+    """Local settings override the project's: a `true` there brings the second instruction back."""
+    if keep_auto_memory:
+        return
+    try:
+        local = auto_memory_setting(root, LOCAL_SETTINGS)
+    except InvalidConfig:
+        return
+    if local is True:
+        report.warn(
+            f"{LOCAL_SETTINGS} sets {AUTO_MEMORY_KEY}: true, which overrides the project's "
+            "false for you: take it out there, or sessions get two instructions about memory."
         )
-        if ask(question):
-            return "turned_off"
-        report.say(f"Claude Code's auto memory stays on; {AUTO_MEMORY_HINT}.")
-        return "declined"
-    report.hint(f"Claude Code's own auto memory is still on for this project; {AUTO_MEMORY_HINT}.")
-    return "not_asked"
 
 
-def _keep(note: Note, root: Path, record: JsonObject, noted: JsonObject | None) -> JsonObject:
-    """Save record in the note if it says more than the note does; return what is noted."""
-    if record != (noted or {}):
-        note.save(root, record)
-    return copy.deepcopy(record)
-
-
-def _write(plan: Plan, report: Report, *, warn: bool = True) -> None:
+def _write(plan: Plan, report: Report) -> None:
     apply(plan)
     for change in plan.files:
-        report.file(change.path, change.status)
+        if change.before is not None or change.after is not None:
+            report.file(change.path, change.status)
     for line in plan.lines:
         report.say(line)
-    for warning in plan.warnings if warn else []:
+    for warning in plan.warnings:
         report.warn(warning)
+
+
+def _listed(names: list[str]) -> str:
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"

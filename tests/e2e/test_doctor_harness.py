@@ -1,10 +1,14 @@
-"""Doctor and compact speak of the harness: what a hook launch shows, and what the last one saw."""
+"""Doctor and compact speak of the harness: what a hook launch shows, what the last logged one
+saw, and what the installed hook keeps from sessions."""
 
 from __future__ import annotations
 
 import asyncio
 import json
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 from bench.corpus import fill_store
 from lazy_memory.adapters.sqlite import SqliteStorage
@@ -59,10 +63,82 @@ def test_doctor_tells_whether_the_newest_record_reached_the_last_launch(lazy: La
     after = lazy("doctor").stdout
     last = json.loads(lazy("doctor", "--json").stdout)["last_launch"]
 
-    assert "Last launch: none logged yet" in never
+    assert "Last logged launch: none yet." in never
+    assert "Not logged: launches by agents, launches on a store that cannot be written" in never
     assert "the newest record, deploy (revision 1), reached it, listed inline" in reached
     assert "the newest record, style (revision 1), was written after it" in after
     assert (last["channel"], last["role"], last["listed"]) == ("hook", "builder", 1)
+
+
+def test_doctor_says_when_the_last_launch_got_the_marker_and_why(
+    lazy: Lazy, isolated_environment: Path
+) -> None:
+    lazy("memory", "save", "deploy", "-t", "project", "-d", "How we deploy", "--body", "b")
+    store = isolated_environment / "memory.db"
+    readable = store.read_bytes()
+    store.write_bytes(b"not a database" * 100)  # for the launch only: doctor reads it again
+    hooked = lazy("memory", "context", "--hook")
+    store.write_bytes(readable)
+
+    said = lazy("doctor").stdout
+
+    assert hooked.stdout.startswith("MEMORY INDEX UNAVAILABLE (")
+    assert "; the store could not be read (" in said
+    assert "), so the session got MEMORY INDEX UNAVAILABLE." in said
+
+
+LEGACY_GROUP = {
+    "matcher": "startup|resume|clear|compact",
+    "hooks": [{"type": "command", "command": "lazy memory context --hook", "timeout": 30}],
+}
+
+
+@pytest.mark.parametrize(
+    ("settings", "said"),
+    [
+        ({"model": "opus"}, "Claude Code hook: none in .claude/settings.json, so a session"),
+        (
+            {"hooks": {"SessionStart": [LEGACY_GROUP]}},
+            "Claude Code hook: lazy's has the matcher 'startup|resume|clear|compact', so",
+        ),
+        (
+            {"hooks": {"SessionStart": [{"hooks": LEGACY_GROUP["hooks"]}]}},
+            "Claude Code hook: an older lazy's command, which prints nothing at all",
+        ),
+        ("{not json", "is not valid JSON"),
+    ],
+)
+def test_doctor_names_what_keeps_the_installed_hook_from_sessions(
+    lazy: Lazy, project: Path, settings: Any, said: str
+) -> None:
+    path = project / ".claude" / "settings.json"
+    path.parent.mkdir()
+    path.write_text(settings if isinstance(settings, str) else json.dumps(settings))
+
+    printed = lazy("doctor")
+
+    assert printed.returncode == 0, printed.stderr
+    assert said in printed.stdout
+
+
+def test_doctor_is_quiet_about_a_current_hook_and_where_claude_code_is_not_set_up(
+    lazy: Lazy, project: Path
+) -> None:
+    nowhere = lazy("doctor")
+    lazy("init", "--claude-code", "--yes")
+    current = lazy("doctor")
+    installed = json.loads(lazy("doctor", "--json").stdout)["installed_hook"]
+
+    assert "Claude Code hook: none" not in nowhere.stdout
+    assert json.loads(lazy("doctor", "--json").stdout)["installed_hook"] == installed
+    assert installed == {
+        "found": True,
+        "missing_matcher": None,
+        "falls_back": True,
+        "error": None,
+    }
+    assert "Claude Code hook: none" not in current.stdout
+    assert "matcher" not in current.stdout
 
 
 def test_compact_says_whether_its_result_fits_the_hook(

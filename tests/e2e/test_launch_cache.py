@@ -156,10 +156,10 @@ def test_a_store_not_made_yet_keeps_nothing(
 
 
 def test_the_fast_path_is_the_hook_lazy_init_writes() -> None:
-    from lazy_memory.adapters.claude_code_setup import HOOK_SUFFIX
+    from lazy_memory.adapters.claude_code_hook import HOOK_WORDS as WRITTEN
     from lazy_memory.rpc.cli import HOOK_WORDS
 
-    assert " " + " ".join(HOOK_WORDS) == HOOK_SUFFIX
+    assert HOOK_WORDS == WRITTEN
 
 
 def test_a_store_broken_after_a_kept_section_gives_the_marker(

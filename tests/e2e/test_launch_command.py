@@ -69,11 +69,14 @@ def test_a_builder_gets_the_whole_section_and_every_argument(
     assert started["prompt"] == lazy("memory", "context", "--role", "builder").stdout
     argv = started["argv"]
     assert argv[:1] == ["--append-system-prompt-file"]
-    assert argv[2:] == ["-p", "do the thing", "--verbose"]
+    assert argv[2].startswith("--mcp-config=")
+    assert argv[3:] == ["-p", "do the thing", "--verbose"]
     environment = started["env"]
     assert environment["LAZY_LAUNCHED"] == "1"
     assert environment["LAZY_ROLE"] == "builder"
     assert environment["CLAUDE_CODE_DISABLE_AUTO_MEMORY"] == "1"
+    # alwaysLoad waits for lazy's server alone; this would hold the session for every server.
+    assert "MCP_CONNECTION_NONBLOCKING" not in environment
     assert "LAZY_TASK_ID" not in environment
     assert not Path(started["prompt_file"]).exists(), "the prompt file goes with the session"
 
@@ -88,6 +91,61 @@ def test_an_agent_gets_the_agent_section_and_its_task_id(
     assert started["env"]["LAZY_TASK_ID"] == "task-9"
     assert started["env"]["LAZY_ROLE"] == "agent"
     assert started["prompt"] == lazy("memory", "context", "--role", "agent").stdout
+
+
+def mcp_config(started: dict[str, Any]) -> dict[str, Any] | None:
+    """The servers the launch passed with --mcp-config=JSON, None if it passed none."""
+    given = [word for word in started["argv"] if word.startswith("--mcp-config")]
+    if not given:
+        return None
+    [word] = given
+    config: dict[str, Any] = json.loads(word.removeprefix("--mcp-config="))
+    return config
+
+
+def test_without_a_set_up_the_launch_passes_lazys_server_always_loaded(
+    lazy: Lazy, claude: Path, tmp_path: Path
+) -> None:
+    status, started, _ = launch(lazy, claude, tmp_path, "--", "fix the flaky test")
+
+    assert status == 0
+    assert mcp_config(started) == {
+        "mcpServers": {
+            "lazy": {
+                "command": sys.executable,
+                "args": ["-m", "lazy_memory.rpc.cli", "mcp"],
+                "alwaysLoad": True,
+            }
+        }
+    }
+    # One argument: the option takes several values and would read the prompt as one.
+    assert started["argv"][-1] == "fix the flaky test"
+
+
+def test_a_project_set_up_by_init_gets_no_second_server(
+    lazy: Lazy, claude: Path, tmp_path: Path, project: Path
+) -> None:
+    assert lazy("init", "--claude-code", "--yes").returncode == 0
+
+    status, started, _ = launch(lazy, claude, tmp_path, "--", "-p", "x")
+    strict = launch(lazy, claude, tmp_path, "--", "--strict-mcp-config", "-p", "x")[1]
+
+    assert status == 0
+    assert mcp_config(started) is None
+    # Told to ignore .mcp.json, claude gets lazy's server from the launch.
+    assert mcp_config(strict) == json.loads((project / ".mcp.json").read_text())
+
+
+def test_an_older_set_up_is_passed_with_always_load_under_its_own_name(
+    lazy: Lazy, claude: Path, tmp_path: Path, project: Path
+) -> None:
+    older = {"command": "lazy", "args": ["mcp"], "env": {"LAZY_DATA": "/somewhere/.lazy"}}
+    (project / ".mcp.json").write_text(json.dumps({"mcpServers": {"lazy": older}}))
+
+    _, started, _ = launch(lazy, claude, tmp_path, "--", "-p", "x")
+
+    # The same name: Claude Code starts this one in place of the project's (one server).
+    assert mcp_config(started) == {"mcpServers": {"lazy": {**older, "alwaysLoad": True}}}
 
 
 def test_claudes_exit_status_is_the_launchers(lazy: Lazy, claude: Path, tmp_path: Path) -> None:
@@ -135,6 +193,7 @@ def test_print_command_shows_what_would_run_and_keeps_the_file(
     os.unlink(prompt_file)
     as_json = json.loads(described.stdout)
     assert as_json["command"][:2] == ["claude", "--append-system-prompt-file"]
+    assert as_json["command"][3].startswith("--mcp-config=")
     assert as_json["environment"]["LAZY_TASK_ID"] == "t"
     assert as_json["section"]["records"] == 2
     os.unlink(as_json["prompt_file"])

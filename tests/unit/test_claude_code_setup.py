@@ -12,8 +12,9 @@ from typing import Any
 
 import pytest
 
-from lazy_memory.adapters.claude_code_files import read_object, write_object
+from lazy_memory.adapters.claude_code_files import read_object, write_text
 from lazy_memory.adapters.claude_code_setup import (
+    LEGACY_MATCHER,
     Invocation,
     UnexpectedShape,
     hook_entry,
@@ -21,7 +22,9 @@ from lazy_memory.adapters.claude_code_setup import (
     install_hook,
     install_server,
     lazy_hook_commands,
+    lazy_hook_matchers,
     looks_like_lazy_server,
+    misses_sources,
     remove_approval,
     remove_hook,
     remove_server,
@@ -31,8 +34,9 @@ from lazy_memory.adapters.claude_code_setup import (
 )
 from lazy_memory.engine.errors import InvalidConfig
 
-COMMAND = "lazy memory context --hook"
-SERVER = Invocation(("lazy",)).mcp_server("/data")
+COMMAND = Invocation(("lazy",)).hook_command(20, ".lazy")
+BOUND = 20
+SERVER = Invocation(("lazy",)).mcp_server()
 
 
 def users_settings() -> dict[str, Any]:
@@ -49,53 +53,63 @@ def users_settings() -> dict[str, Any]:
     }
 
 
-def test_the_hook_goes_into_empty_settings_whole() -> None:
+def test_the_hook_goes_into_empty_settings_whole_with_no_matcher() -> None:
     record: dict[str, Any] = {}
 
-    settings = install_hook({}, COMMAND, record)
+    settings = install_hook({}, COMMAND, BOUND, record)
 
+    # No matcher: Claude Code fires the group on every SessionStart source, fork included.
     assert settings == {
         "hooks": {
-            "SessionStart": [
-                {
-                    "matcher": "startup|resume|clear|compact",
-                    "hooks": [{"type": "command", "command": COMMAND, "timeout": 30}],
-                }
-            ]
+            "SessionStart": [{"hooks": [{"type": "command", "command": COMMAND, "timeout": 30}]}]
         }
     }
     assert record == {"hooks": True, "session_start": True}
+    assert lazy_hook_matchers(settings) == [None]
 
 
 def test_the_hook_is_appended_after_the_users_own_and_nothing_else_moves() -> None:
     before = users_settings()
     record: dict[str, Any] = {}
 
-    after = install_hook(before, COMMAND, record)
+    after = install_hook(before, COMMAND, BOUND, record)
 
     assert before == users_settings()  # the input is not edited in place
     assert list(after) == ["permissions", "hooks", "model"]
     assert list(after["hooks"]) == ["PreToolUse", "SessionStart"]
     assert after["hooks"]["SessionStart"] == [
         users_settings()["hooks"]["SessionStart"][0],
-        hook_entry(COMMAND),
+        hook_entry(COMMAND, BOUND),
     ]
     assert record == {}
 
 
-def test_a_changed_path_updates_lazys_hook_in_place_keeping_what_the_user_tuned() -> None:
-    settings = install_hook(users_settings(), "/old/bin/lazy memory context --hook", {})
-    settings["hooks"]["SessionStart"][1]["hooks"][0]["timeout"] = 5
+def test_an_older_hook_is_updated_in_place_and_loses_the_matcher_that_missed_fork() -> None:
+    older = users_settings()
+    older["hooks"]["SessionStart"].append(
+        {
+            "matcher": LEGACY_MATCHER,
+            "hooks": [{"type": "command", "command": "/old/bin/lazy memory context --hook"}],
+        }
+    )
 
-    updated = install_hook(settings, COMMAND, {})
+    updated = install_hook(older, COMMAND, BOUND, {})
 
     assert lazy_hook_commands(updated) == [COMMAND]
-    assert updated["hooks"]["SessionStart"][1]["hooks"][0] == {
-        "type": "command",
-        "command": COMMAND,
-        "timeout": 5,
-    }
-    assert install_hook(updated, COMMAND, {}) == updated
+    assert updated["hooks"]["SessionStart"][1] == hook_entry(COMMAND, BOUND)
+    assert install_hook(updated, COMMAND, BOUND, {}) == updated
+
+
+def test_a_matcher_the_user_chose_stays_and_is_known_to_miss_sources() -> None:
+    settings = install_hook(users_settings(), COMMAND, BOUND, {})
+    settings["hooks"]["SessionStart"][1]["matcher"] = "startup"
+
+    updated = install_hook(settings, COMMAND, BOUND, {})
+
+    assert lazy_hook_matchers(updated) == ["startup"]
+    assert misses_sources("startup")
+    assert misses_sources(LEGACY_MATCHER)
+    assert not any(map(misses_sources, (None, "", "*")))
 
 
 @pytest.mark.parametrize(
@@ -107,23 +121,23 @@ def test_a_changed_path_updates_lazys_hook_in_place_keeping_what_the_user_tuned(
 )
 def test_a_hook_table_of_the_wrong_type_is_refused(settings: dict[str, Any], message: str) -> None:
     with pytest.raises(UnexpectedShape, match=message):
-        install_hook(settings, COMMAND, {})
+        install_hook(settings, COMMAND, BOUND, {})
 
 
 def test_removing_the_hook_restores_the_users_settings_exactly() -> None:
     record: dict[str, Any] = {}
-    installed = install_hook(users_settings(), COMMAND, record)
+    installed = install_hook(users_settings(), COMMAND, BOUND, record)
 
     assert remove_hook(installed, record) == users_settings()
     fresh: dict[str, Any] = {}
-    assert remove_hook(install_hook({}, COMMAND, fresh), fresh) == {}
+    assert remove_hook(install_hook({}, COMMAND, BOUND, fresh), fresh) == {}
 
 
 def test_an_empty_session_start_list_lazy_did_not_make_stays() -> None:
     before: dict[str, Any] = {"hooks": {"SessionStart": []}}
     record: dict[str, Any] = {}
 
-    installed = install_hook(before, COMMAND, record)
+    installed = install_hook(before, COMMAND, BOUND, record)
 
     assert remove_hook(installed, record) == before
     # Without a note, a container lazy's removal empties is taken to be lazy's.
@@ -140,7 +154,9 @@ def test_the_mcp_server_is_added_beside_other_servers_and_taken_out_again() -> N
         "mcpServers": {"github": {"command": "gh-mcp"}, "lazy": SERVER},
         "other": 1,
     }
-    assert SERVER == {"command": "lazy", "args": ["mcp"], "env": {"LAZY_DATA": "/data"}}
+    # alwaysLoad: Claude Code waits for it and offers its tools with their schemas; no env:
+    # lazy finds the store from where Claude Code starts it, as the hook does.
+    assert SERVER == {"command": "lazy", "args": ["mcp"], "alwaysLoad": True}
     assert remove_server(installed, record) == before
     fresh: dict[str, Any] = {}
     assert remove_server(install_server({}, SERVER, fresh), fresh) == {}
@@ -152,15 +168,25 @@ def test_a_lazy_server_lazy_did_not_write_is_put_back_on_removal() -> None:
     record: dict[str, Any] = {}
 
     installed = install_server(before, SERVER, record)
-    moved = install_server(installed, Invocation(("/new/lazy",)).mcp_server("/data"), record)
+    moved = install_server(installed, Invocation(("/new/lazy",)).mcp_server(), record)
 
     assert list(installed["mcpServers"]) == ["lazy", "z"]
     assert record["server_previous"] == theirs
     assert remove_server(moved, record) == before
 
 
+def test_an_older_lazy_entry_loses_its_pinned_store_and_keeps_what_the_user_added() -> None:
+    older = {"command": "/old/lazy", "args": ["mcp"], "env": {"LAZY_DATA": "/home/a/repo/.lazy"}}
+    tuned = {"command": "lazy", "args": ["mcp"], "env": {"LAZY_DATA": "/x", "LAZY_ACTOR": "me"}}
+    for before, kept in ((older, {}), (tuned, {"env": tuned["env"]})):
+        record: dict[str, Any] = {"server": True}  # the note of the lazy that wrote it
+        installed = install_server({"mcpServers": {"lazy": before}}, SERVER, record)
+        assert installed["mcpServers"]["lazy"] == {**kept, **SERVER}
+        assert record == {"server": True}
+
+
 def test_without_a_note_only_a_server_that_runs_lazy_mcp_is_removed() -> None:
-    module = Invocation((sys.executable, "-m", "lazy_memory.rpc.cli")).mcp_server("/d")
+    module = Invocation((sys.executable, "-m", "lazy_memory.rpc.cli")).mcp_server()
     for server in (SERVER, module):
         assert looks_like_lazy_server(server)
         assert remove_server({"mcpServers": {"lazy": server}}, None) == {}
@@ -215,23 +241,27 @@ def test_the_invocation_is_lazy_only_when_path_finds_the_running_script(tmp_path
 
     assert on_path.words == ("lazy",)
     assert other.words == (str(script),)
-    assert shlex.split(other.hook_command()) == [str(script), "memory", "context", "--hook"]
-    assert other.mcp_server("/d")["command"] == str(script)
+    assert shlex.split(other.hook_command(BOUND, ".lazy"))[:4] == [
+        str(script),
+        "memory",
+        "context",
+        "--hook",
+    ]
+    assert other.mcp_server()["command"] == str(script)
     assert module.words == ("/py", "-m", "lazy_memory.rpc.cli")
-    assert module.mcp_server("/d")["args"] == ["-m", "lazy_memory.rpc.cli", "mcp"]
+    assert module.mcp_server()["args"] == ["-m", "lazy_memory.rpc.cli", "mcp"]
+    assert [on_path.portable, other.portable, module.portable] == [True, False, False]
 
 
-def test_a_write_is_two_space_json_with_a_newline_and_keeps_the_files_mode(
-    tmp_path: Path,
-) -> None:
+def test_a_write_keeps_the_text_its_line_endings_and_the_files_mode(tmp_path: Path) -> None:
     path = tmp_path / "settings.json"
     path.write_text("{}")
     path.chmod(0o600)
-    value = {"b": 1, "a": ["é"]}
+    text = '{\r\n  "a": ["é"]\r\n}'
 
-    write_object(path, value)
+    write_text(path, text)
 
-    assert path.read_text(encoding="utf-8") == '{\n  "b": 1,\n  "a": [\n    "é"\n  ]\n}\n'
+    assert path.read_bytes() == text.encode("utf-8")
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
     assert os.listdir(tmp_path) == ["settings.json"]  # no temporary file left behind
 
@@ -243,7 +273,7 @@ def test_a_symlinked_settings_file_is_written_through_the_link(tmp_path: Path) -
     link = tmp_path / "settings.json"
     link.symlink_to(target)
 
-    write_object(link, {"a": 1})
+    write_text(link, '{"a": 1}')
 
     assert link.is_symlink()
     assert read_object(target) == {"a": 1}
@@ -261,7 +291,7 @@ def test_a_file_that_is_not_a_json_object_is_refused_by_name(tmp_path: Path, tex
 
 def test_removal_functions_never_edit_their_input() -> None:
     record: dict[str, Any] = {}
-    installed = install_hook(users_settings(), COMMAND, record)
+    installed = install_hook(users_settings(), COMMAND, BOUND, record)
     kept = copy.deepcopy(installed)
 
     remove_hook(installed, record)

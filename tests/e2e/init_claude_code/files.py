@@ -1,32 +1,41 @@
 """The Claude Code files of a project, for the tests of `lazy init --claude-code`.
 
 What lazy writes in them (its SessionStart hook and MCP server), the files of a project
-Claude Code already knows, and a snapshot of folders to compare.
+Claude Code already knows, and a snapshot of folders to compare. The hook's command is built
+by the function init uses: what it does is tested by running it (test_hook_command.py).
 """
 
 from __future__ import annotations
 
 import json
 import os
-import shlex
 import sys
 from pathlib import Path
 from typing import Any
 
+from lazy_memory.adapters.claude_code_hook import hook_command
+
 MODULE_WORDS = [sys.executable, "-m", "lazy_memory.rpc.cli"]
-HOOK_COMMAND = shlex.join([*MODULE_WORDS, "memory", "context", "--hook"])
-MATCHER = "startup|resume|clear|compact"
+BOUND = 20
+"""The seconds the hook command gives lazy by default: twice hook_timeout_seconds (10)."""
+
+
+def command_of(words: list[str] = MODULE_WORDS) -> str:
+    """The hook command init writes for lazy started by words, on a default store."""
+    return hook_command(tuple(words), bound=BOUND, log_dir=".lazy")
+
+
+HOOK_COMMAND = command_of()
 
 
 def our_hook(command: str = HOOK_COMMAND) -> dict[str, Any]:
-    return {
-        "matcher": MATCHER,
-        "hooks": [{"type": "command", "command": command, "timeout": 30}],
-    }
+    """lazy's SessionStart group: no matcher (every source), Claude Code's timeout 30 s."""
+    return {"hooks": [{"type": "command", "command": command, "timeout": 30}]}
 
 
-def our_server(data_dir: Path, words: list[str] = MODULE_WORDS) -> dict[str, Any]:
-    return {"command": words[0], "args": [*words[1:], "mcp"], "env": {"LAZY_DATA": str(data_dir)}}
+def our_server(words: list[str] = MODULE_WORDS) -> dict[str, Any]:
+    """lazy's `.mcp.json` entry: always loaded, and no store path (lazy finds it)."""
+    return {"command": words[0], "args": [*words[1:], "mcp"], "alwaysLoad": True}
 
 
 def write_json(path: Path, value: dict[str, Any]) -> None:

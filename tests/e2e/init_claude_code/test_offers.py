@@ -1,6 +1,7 @@
-"""What `lazy init` offers, run as the real `lazy` command in a project: importing the harness's
-memory and turning Claude Code's auto memory off (asked in a terminal, done with --yes, only
-printed with --non-interactive), and plain `lazy init` offering the Claude Code set-up.
+"""What `lazy init` offers and what it does unasked, run as the real `lazy` command in a project:
+Claude Code's own auto memory turned off in every mode unless `--keep-auto-memory` (and put
+back exactly by `--remove`), the import of the harness's memory (asked in a terminal, done with
+--yes, only printed with --non-interactive), and plain `lazy init` offering the set-up.
 
 Each test gets its own HOME and CLAUDE_CONFIG_DIR (conftest.py's harness_home) and its own
 LAZY_DATA; a test that needs a terminal runs the command under util-linux `script`.
@@ -13,6 +14,9 @@ import re
 import shlex
 import subprocess
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 from tests.e2e.conftest import Lazy
 from tests.e2e.init_claude_code.files import (
@@ -22,8 +26,81 @@ from tests.e2e.init_claude_code.files import (
     users_files,
 )
 
+MODES = {
+    "yes": ["--yes"],
+    "non-interactive": ["--non-interactive"],
+    "no terminal": [],
+    "a terminal": ["(terminal)"],
+}
+"""How init is run: answering yes, making no offer, with no terminal, or asking in one."""
+PREVIOUS = {"absent": None, "true": True, "false": False}
+"""autoMemoryEnabled in the user's settings before init (None: no such key)."""
 
-def test_non_interactive_makes_no_offer_and_prints_the_commands_instead(
+
+def run_init(lazy: Lazy, project: Path, flags: list[str]) -> subprocess.CompletedProcess[str]:
+    if flags == ["(terminal)"]:
+        return _in_a_terminal(project, ["init", "--claude-code"], "")
+    return lazy("init", "--claude-code", *flags)
+
+
+@pytest.mark.parametrize("previous", PREVIOUS)
+@pytest.mark.parametrize("mode", MODES)
+def test_auto_memory_is_turned_off_in_every_mode_and_remove_puts_it_back_exactly(
+    lazy: Lazy, project: Path, mode: str, previous: str
+) -> None:
+    path = project / ".claude" / "settings.json"
+    settings: dict[str, Any] = {"model": "opus"}
+    if PREVIOUS[previous] is not None:
+        settings["autoMemoryEnabled"] = PREVIOUS[previous]
+    path.parent.mkdir()
+    path.write_text(json.dumps(settings, indent=4), encoding="utf-8")
+    original = path.read_bytes()
+
+    done = run_init(lazy, project, MODES[mode])
+    after = read_json(path)
+    removed = lazy("init", "--claude-code", "--remove")
+
+    assert done.returncode == 0, done.stderr
+    assert after["autoMemoryEnabled"] is False
+    assert "Turn Claude Code's own auto memory off" not in done.stdout  # never a question
+    assert ("Turned Claude Code's own auto memory off" in done.stdout) == (previous != "false")
+    assert removed.returncode == 0, removed.stderr
+    assert path.read_bytes() == original
+
+
+def test_keep_auto_memory_leaves_it_as_it_is_and_puts_back_what_an_earlier_run_changed(
+    lazy: Lazy, project: Path
+) -> None:
+    users_files(project)  # autoMemoryEnabled: true
+    path = project / ".claude" / "settings.json"
+
+    kept = lazy("init", "--claude-code", "--keep-auto-memory", "--json")
+    lazy("init", "--claude-code", "--yes")
+    turned_off = read_json(path)["autoMemoryEnabled"]
+    kept_again = lazy("init", "--claude-code", "--keep-auto-memory", "--json")
+
+    assert json.loads(kept.stdout)["auto_memory"] == {"status": "kept", "off": False}
+    assert turned_off is False
+    assert json.loads(kept_again.stdout)["auto_memory"] == {"status": "restored", "off": False}
+    assert read_json(path)["autoMemoryEnabled"] is True
+    assert list(read_json(path))[2] == "autoMemoryEnabled"  # where the user had it
+
+
+def test_a_true_in_the_local_settings_is_named_it_would_bring_the_second_instruction_back(
+    lazy: Lazy, project: Path
+) -> None:
+    local = project / ".claude" / "settings.local.json"
+    local.parent.mkdir()
+    local.write_text('{"autoMemoryEnabled": true}', encoding="utf-8")
+
+    done = lazy("init", "--claude-code", "--yes")
+
+    assert done.returncode == 0, done.stderr
+    assert "settings.local.json sets autoMemoryEnabled: true, which overrides" in done.stderr
+    assert read_json(local)["autoMemoryEnabled"] is True  # the user's own file, left as is
+
+
+def test_non_interactive_makes_no_import_offer_and_prints_the_command_instead(
     lazy: Lazy, project: Path, harness_home: Path
 ) -> None:
     _harness_memory(harness_home, project)
@@ -34,41 +111,28 @@ def test_non_interactive_makes_no_offer_and_prints_the_commands_instead(
     assert "Found 1 record(s) in the harness's memory files; run `lazy doctor --import-memory`" in (
         done.stdout
     )
-    assert "run `lazy init --claude-code --auto-memory-off` to turn it off." in done.stdout
-    assert "autoMemoryEnabled" not in read_json(project / ".claude" / "settings.json")
     assert json.loads(lazy("memory", "list", "--json").stdout) == []
 
 
-def test_yes_imports_and_turns_auto_memory_off_even_where_the_user_had_it_on(
-    lazy: Lazy, project: Path, harness_home: Path
-) -> None:
-    users_files(project)
+def test_yes_imports_the_harness_memory(lazy: Lazy, project: Path, harness_home: Path) -> None:
     _harness_memory(harness_home, project)
 
     done = lazy("init", "--claude-code", "--yes", "--json")
-    flag_only = lazy("init", "--claude-code", "--auto-memory-off", "--json")
 
-    report = json.loads(done.stdout)
-    assert report["import"] == {"found": 1, "imported": ["deploy-steps"]}
-    assert report["auto_memory"] == {"status": "turned_off", "turned_off": True}
-    settings = read_json(project / ".claude" / "settings.json")
-    assert settings["autoMemoryEnabled"] is False
-    assert list(settings)[2] == "autoMemoryEnabled"  # the user's key, changed where it stood
-    assert json.loads(flag_only.stdout)["auto_memory"]["status"] == "already_off"
+    assert json.loads(done.stdout)["import"] == {"found": 1, "imported": ["deploy-steps"]}
 
 
-def test_in_a_terminal_the_auto_memory_offer_is_a_question(
-    project: Path, isolated_environment: Path
+def test_in_a_terminal_the_import_is_a_question_and_auto_memory_is_not(
+    project: Path, harness_home: Path
 ) -> None:
-    yes = _in_a_terminal(project, ["init", "--claude-code"], "y\n")
-    assert "Turn Claude Code's own auto memory off for this project?" in yes.stdout
-    assert "[y/N]" in yes.stdout
-    assert read_json(project / ".claude" / "settings.json")["autoMemoryEnabled"] is False
+    _harness_memory(harness_home, project)
 
-    (project / ".claude" / "settings.json").unlink()
-    no = _in_a_terminal(project, ["init", "--claude-code"], "n\n")
-    assert "Claude Code's auto memory stays on" in no.stdout
-    assert "autoMemoryEnabled" not in read_json(project / ".claude" / "settings.json")
+    asked = _in_a_terminal(project, ["init", "--claude-code"], "n\n")
+
+    assert "Import these 1 records now? [y/N]" in asked.stdout
+    assert asked.stdout.count("[y/N]") == 1
+    assert "Turned Claude Code's own auto memory off" in asked.stdout
+    assert read_json(project / ".claude" / "settings.json")["autoMemoryEnabled"] is False
 
 
 def test_plain_init_offers_the_set_up_where_claude_code_is_in_use(
@@ -77,16 +141,16 @@ def test_plain_init_offers_the_set_up_where_claude_code_is_in_use(
     nowhere = lazy("init", "--non-interactive")
     (project / ".claude").mkdir()
     hinted = lazy("init", "--non-interactive")
-    asked = _in_a_terminal(project, ["init"], "y\nn\n")
+    asked = _in_a_terminal(project, ["init"], "y\n")
 
     assert "--claude-code" not in nowhere.stdout
     assert "Claude Code: run `lazy init --claude-code` to give Claude Code sessions" in (
         hinted.stdout
     )
     assert "Set this repository up for Claude Code too" in asked.stdout
-    assert "Turn Claude Code's own auto memory off" in asked.stdout
     assert read_json(project / ".claude" / "settings.json") == {
-        "hooks": {"SessionStart": [our_hook()]}
+        "hooks": {"SessionStart": [our_hook()]},
+        "autoMemoryEnabled": False,
     }
     again = _in_a_terminal(project, ["init"], "")
     assert "Set this repository up" not in again.stdout  # set up already: no offer

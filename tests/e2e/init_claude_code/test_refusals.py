@@ -1,6 +1,6 @@
 """What `lazy init` refuses, run as the real `lazy` command in a project: a settings file that is
 not JSON, a hooks table of the wrong type and an agent, each before anything is written, and
---remove or --auto-memory-off without --claude-code.
+--remove or the auto memory flags without --claude-code.
 
 Each test gets its own HOME and CLAUDE_CONFIG_DIR (conftest.py's harness_home) and its own
 LAZY_DATA.
@@ -62,9 +62,14 @@ def test_an_agent_is_refused_before_anything_is_written(
     assert snapshot(project, isolated_environment) == before
 
 
-def test_remove_and_auto_memory_off_need_claude_code(lazy: Lazy) -> None:
-    for flag in ("--remove", "--auto-memory-off"):
+def test_remove_and_the_auto_memory_flags_need_claude_code(lazy: Lazy) -> None:
+    for flag in ("--remove", "--keep-auto-memory", "--auto-memory-off"):
         refused = lazy("init", flag)
         assert refused.returncode == 2
         assert f"{flag} goes with --claude-code" in refused.stderr
     assert lazy("init", "--yes", "--non-interactive").returncode == 2
+    both = lazy("init", "--claude-code", "--keep-auto-memory", "--auto-memory-off")
+    assert both.returncode == 2
+    undone = lazy("init", "--claude-code", "--remove", "--keep-auto-memory")
+    assert undone.returncode == 2
+    assert "--remove puts autoMemoryEnabled back as it was: give it alone" in undone.stderr

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import os
-import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -20,7 +19,7 @@ from tests.components import missing
 from tests.e2e.conftest import Lazy
 from tests.e2e.init_claude_code.files import (
     HOOK_COMMAND,
-    MATCHER,
+    command_of,
     our_hook,
     our_server,
     path_without,
@@ -30,29 +29,34 @@ from tests.e2e.init_claude_code.files import (
 )
 
 
-def test_a_fresh_repository_gets_the_hook_the_server_and_its_approval(
-    lazy: Lazy, project: Path, isolated_environment: Path
+def test_a_fresh_repository_gets_the_hook_the_server_and_auto_memory_off(
+    lazy: Lazy, project: Path
 ) -> None:
     done = lazy("init", "--claude-code", "--non-interactive")
 
     assert done.returncode == 0, done.stderr
     settings = (project / ".claude" / "settings.json").read_text(encoding="utf-8")
-    assert settings == json.dumps({"hooks": {"SessionStart": [our_hook()]}}, indent=2) + "\n"
-    assert read_json(project / ".mcp.json") == {
-        "mcpServers": {"lazy": our_server(isolated_environment)}
-    }
+    assert settings == (
+        json.dumps({"hooks": {"SessionStart": [our_hook()]}, "autoMemoryEnabled": False}, indent=2)
+        + "\n"
+    )
+    assert read_json(project / ".mcp.json") == {"mcpServers": {"lazy": our_server()}}
     assert read_json(project / ".claude" / "settings.local.json") == {
         "enabledMcpjsonServers": ["lazy"]
     }
+    assert (project / ".claude" / ".gitignore").read_text() == "/settings.local.json\n"
     assert (project / "lazy.toml").exists()
     lines = done.stdout.splitlines()
-    assert f"Added the SessionStart hook `{HOOK_COMMAND}` to .claude/settings.json." in lines
-    assert any(line.startswith("Added the MCP server lazy (`") for line in lines)
-    assert lines[-1].startswith("Check: `claude mcp list` lists lazy as connected")
+    assert "Added lazy's SessionStart hook to .claude/settings.json (every source)." in lines
+    assert "Added the MCP server lazy (`" in done.stdout
+    assert lines[-2].startswith("Check: `claude mcp list` lists lazy as connected")
+    assert lines[-1] == (
+        "Commit lazy.toml, .claude/settings.json, .mcp.json and .claude/.gitignore."
+    )
 
 
 def test_the_users_settings_hooks_and_servers_are_kept_as_they_were(
-    lazy: Lazy, project: Path, isolated_environment: Path
+    lazy: Lazy, project: Path
 ) -> None:
     before = users_files(project)
 
@@ -66,17 +70,14 @@ def test_the_users_settings_hooks_and_servers_are_kept_as_they_were(
     assert {key: settings[key] for key in ("permissions", "model")} == {
         key: theirs[key] for key in ("permissions", "model")
     }
-    assert settings["autoMemoryEnabled"] is True  # explicit: never changed unasked
+    assert settings["autoMemoryEnabled"] is False  # the user's true, turned off where it stood
     assert settings["hooks"] == {
         "PreToolUse": theirs["hooks"]["PreToolUse"],
         "SessionStart": [*theirs["hooks"]["SessionStart"], our_hook()],
     }
     assert local == {**before[local_path], "enabledMcpjsonServers": ["github", "lazy"]}
     assert list(mcp) == ["mcpServers", "$schema"]
-    assert mcp["mcpServers"] == {
-        **before[mcp_path]["mcpServers"],
-        "lazy": our_server(isolated_environment),
-    }
+    assert mcp["mcpServers"] == {**before[mcp_path]["mcpServers"], "lazy": our_server()}
 
 
 def test_a_second_run_changes_nothing_and_says_so(
@@ -98,7 +99,7 @@ def test_a_second_run_changes_nothing_and_says_so(
 
 
 def test_a_changed_lazy_path_updates_the_entries_instead_of_adding_more(
-    lazy: Lazy, project: Path, isolated_environment: Path
+    lazy: Lazy, project: Path
 ) -> None:
     script = Path(sys.executable).with_name("lazy")
     if not script.exists():
@@ -122,17 +123,16 @@ def test_a_changed_lazy_path_updates_the_entries_instead_of_adding_more(
     off_path = run_script(path_without("lazy"))
 
     assert on_path.returncode == 0, on_path.stderr
-    assert "Updated the SessionStart hook in .claude/settings.json to `lazy memory" in (
-        on_path.stdout
-    )
-    assert on_path_settings["hooks"]["SessionStart"][1:] == [our_hook("lazy memory context --hook")]
-    assert on_path_server == our_server(isolated_environment, ["lazy"])
+    assert "Updated lazy's SessionStart hook in .claude/settings.json" in on_path.stdout
+    assert on_path_settings["hooks"]["SessionStart"][1:] == [our_hook(command_of(["lazy"]))]
+    assert on_path_server == our_server(["lazy"])
+    assert "a path of this machine" not in on_path.stderr
     assert off_path.returncode == 0, off_path.stderr
     session_start = read_json(project / ".claude" / "settings.json")["hooks"]["SessionStart"]
-    assert session_start[1:] == [our_hook(shlex.join([str(script), "memory", "context", "--hook"]))]
-    assert read_json(project / ".mcp.json")["mcpServers"]["lazy"] == our_server(
-        isolated_environment, [str(script)]
-    )
+    assert session_start[1:] == [our_hook(command_of([str(script)]))]
+    assert read_json(project / ".mcp.json")["mcpServers"]["lazy"] == our_server([str(script)])
+    # An absolute path is this machine's: committed, it would fail on a teammate's.
+    assert f"start lazy as `{script}`, a path of this machine" in off_path.stderr
 
 
 def test_json_says_what_was_written(lazy: Lazy, project: Path, isolated_environment: Path) -> None:
@@ -140,35 +140,40 @@ def test_json_says_what_was_written(lazy: Lazy, project: Path, isolated_environm
 
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout)
+    claude = project / ".claude"
     assert report == {
         "root": str(project),
         "changed": True,
         "files": [
             {"path": str(project / "lazy.toml"), "status": "created"},
             {"path": str(isolated_environment / ".gitignore"), "status": "created"},
-            {"path": str(project / ".claude" / "settings.json"), "status": "created"},
-            {"path": str(project / ".claude" / "settings.local.json"), "status": "created"},
+            {"path": str(claude / "settings.json"), "status": "created"},
+            {"path": str(claude / "settings.local.json"), "status": "created"},
             {"path": str(project / ".mcp.json"), "status": "created"},
+            {"path": str(claude / ".gitignore"), "status": "created"},
         ],
         "storage": {"backend": "sqlite", "project": str(project)},
         "import": {"found": 0, "imported": []},
         "hook": {
             "event": "SessionStart",
-            "matcher": MATCHER,
             "command": HOOK_COMMAND,
             "timeout": 30,
             "status": "added",
         },
-        "mcp_server": {
-            "name": "lazy",
-            **our_server(isolated_environment),
+        "mcp_server": {"name": "lazy", **our_server(), "status": "added", "approval": "added"},
+        "auto_memory": {"status": "turned_off", "off": True},
+        "ignore": {
+            "path": ".claude/settings.local.json",
             "status": "added",
-            "approval": "added",
+            "by": ".claude/.gitignore",
         },
-        "auto_memory": {"status": "not_asked", "turned_off": False},
-        "hints": [
-            "Claude Code's own auto memory is still on for this project; run `lazy init "
-            "--claude-code --auto-memory-off` to turn it off."
+        "commit": ["lazy.toml", ".claude/settings.json", ".mcp.json", ".claude/.gitignore"],
+        "hints": [],
+        "warnings": [
+            # The tests run lazy as `python -m`: a path of this machine.
+            f"the hook and the MCP server start lazy as `{sys.executable} -m "
+            "lazy_memory.rpc.cli`, a path of this machine: before committing them, put lazy "
+            "on the PATH (pipx install lazy-memory, or activate its environment) and run "
+            "this again to write `lazy`."
         ],
-        "warnings": [],
     }
