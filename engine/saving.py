@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import SerializerFunctionWrapHandler, model_serializer
 
 from lazy_memory.engine.errors import Conflict, InvalidRecord, NotFound
-from lazy_memory.engine.names import check_writable_name, storable
+from lazy_memory.engine.names import check_writable_name, held_spelling, storable
 from lazy_memory.engine.records import (
     Actor,
     HistoryEntry,
@@ -104,9 +104,11 @@ async def save(
     value in the last live revision; the merge is itself a compare-and-swap on the
     revision it read, retried if another writer got in between, so a concurrent write is
     never silently overwritten with stale fields. A save that changes nothing writes
-    nothing. A name the store held before the name rule stays writable by its exact name
-    (engine/names.py), and an imported record keeps its provenance through later edits.
+    nothing. A name is the record the store holds by any spelling of it (equal after NFC),
+    which keeps its own; a name the store held before the name rule stays writable by its
+    exact name (engine/names.py); an imported record keeps its provenance through later edits.
     """
+    name = await held_spelling(name, storage)
     held = await check_writable_name(name, storage)
     if type is not None and description is not None and body is not None:
         content = authored_content(

@@ -243,3 +243,45 @@ def test_names_an_older_import_stored_stay_reachable_by_their_exact_name(
         assert "so it is not saved again" in refused.stderr
         assert json.loads(lazy("memory", "show", "--json", "--", name).stdout)["name"] == name
         assert lazy("memory", "rm", "--", name).returncode == 0
+
+
+async def test_every_way_in_finds_a_record_by_any_spelling_of_its_name(
+    lazy: Lazy, project: Path, tmp_path: Path
+) -> None:
+    composed, decomposed = "caf\u00e9 notes", "cafe\u0301 notes"
+    created = lazy("memory", "save", decomposed, "-t", "user", "-d", "first", "--body", "b")
+    updated = lazy("memory", "save", composed, "-d", "from the command line")
+    shown = json.loads(lazy("memory", "show", "--json", composed).stdout)
+
+    assert created.returncode == updated.returncode == 0, updated.stderr
+    assert updated.stdout.startswith(f"updated {decomposed} (user), revision 2\n")
+    assert "'caf\\xe9 notes' is the same name as the record's own spelling" in updated.stdout
+    assert (shown["name"], shown["revision"]) == (decomposed, 2)
+
+    engine = await RawClient.spawn(["engine"], dict(os.environ), tmp_path / "engine.log", project)
+    await engine.initialize()
+    saved = await engine.result("lazy/memory/save", {**save_params(composed), "body": "rpc"})
+    await engine.close()
+    assert (saved["name"], saved["revision"]) == (decomposed, 3)
+
+    parameters = StdioServerParameters(
+        command=LAZY[0], args=[*LAZY[1:], "mcp"], env=dict(os.environ), cwd=project
+    )
+    with (tmp_path / "mcp.log").open("a") as log:
+        async with (
+            stdio_client(parameters, errlog=log) as (read, write),
+            ClientSession(read, write) as client,
+        ):
+            await client.initialize()
+            saved_by_mcp = await client.call_tool(
+                "lazy_memory_save", {**save_params(composed), "body": "mcp"}
+            )
+            recalled = await client.call_tool("lazy_memory_recall", {"name": composed})
+    assert not saved_by_mcp.is_error
+    assert not recalled.is_error
+    assert "mcp" in str(recalled.content)
+
+    history = json.loads(lazy("memory", "history", "--json", composed).stdout)
+    assert [entry["name"] for entry in history] == [decomposed] * 4
+    assert lazy("memory", "rm", composed).returncode == 0
+    assert names_in(lazy) == set()
