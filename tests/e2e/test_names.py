@@ -213,7 +213,7 @@ def test_migrate_derives_the_names_an_older_import_stored_and_resumes(
     again = lazy("memory", "migrate", "--to", "files", "--to-data", str(target))
 
     assert moved.returncode == 0, moved.stderr
-    assert f"{len(HELD) + 2} name(s) break the name rule and were renamed" in moved.stdout
+    assert f"{len(HELD) + 2} name(s) break the name rule or are a second" in moved.stdout
     assert unsafe_characters(moved.stdout) == []
     assert "Nothing to copy" in again.stdout, again.stdout + again.stderr
     in_target = {"LAZY_STORAGE": "files", "LAZY_DATA": str(target)}
@@ -285,3 +285,18 @@ async def test_every_way_in_finds_a_record_by_any_spelling_of_its_name(
     assert [entry["name"] for entry in history] == [decomposed] * 4
     assert lazy("memory", "rm", composed).returncode == 0
     assert names_in(lazy) == set()
+
+
+def test_migrate_renames_a_second_spelling_an_older_store_holds(
+    lazy: Lazy, project: Path, isolated_environment: Path, tmp_path: Path
+) -> None:
+    asyncio.run(seed_old_imports(isolated_environment, project, ["caf\u00e9", "cafe\u0301"]))
+    target = tmp_path / "target"
+
+    moved = lazy("memory", "migrate", "--to", "files", "--to-data", str(target))
+
+    assert moved.returncode == 0, moved.stderr
+    derived = derived_name("cafe\u0301")
+    assert f"  'cafe\\u0301' -> {derived}\n" in moved.stdout
+    in_target = {"LAZY_STORAGE": "files", "LAZY_DATA": str(target)}
+    assert names_in(lazy, **in_target) == {"caf\u00e9", derived}
