@@ -24,6 +24,7 @@ from lazy_memory.engine.records import (
     RecordType,
 )
 from lazy_memory.engine.service import MemoryService
+from tests.conformance.conftest import TickingClock
 from tests.name_table import REAL_WORLD
 
 ALICE = Actor(kind=ActorKind.HUMAN, detail="alice")
@@ -32,18 +33,9 @@ T0 = datetime(2026, 12, 1, 8, 0, tzinfo=UTC)
 LONG = "An imported description far over the authoring limit, kept verbatim by the import. " * 3
 
 
-class _Clock:
-    def __init__(self) -> None:
-        self.moment = T0
-
-    def now(self) -> datetime:
-        self.moment += timedelta(seconds=1)
-        return self.moment
-
-
 @pytest.fixture
 def service(storage: Storage) -> MemoryService:
-    return MemoryService(storage, Identity(actor=ALICE), _Clock())
+    return MemoryService(storage, Identity(actor=ALICE), TickingClock(T0))
 
 
 async def test_a_save_equal_to_the_live_revision_writes_nothing_and_says_so(

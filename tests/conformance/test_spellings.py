@@ -18,6 +18,7 @@ from lazy_memory.engine.identity import Identity
 from lazy_memory.engine.ports import Storage
 from lazy_memory.engine.records import Actor, ActorKind, RecordContent, RecordType
 from lazy_memory.engine.service import MemoryService
+from tests.conformance.conftest import TickingClock
 
 ALICE = Actor(kind=ActorKind.HUMAN, detail="alice")
 T0 = datetime(2026, 12, 1, 8, 0, tzinfo=UTC)
@@ -32,7 +33,7 @@ def content(name: str, description: str = "first") -> RecordContent:
 
 
 def service_of(storage: Storage) -> MemoryService:
-    return MemoryService(storage, Identity(actor=ALICE), _Clock())
+    return MemoryService(storage, Identity(actor=ALICE), TickingClock(T0))
 
 
 async def test_spellings_gives_the_held_spelling_of_a_name_live_or_removed(
@@ -125,12 +126,3 @@ async def test_a_look_alike_type_mark_is_refused_on_every_backend(
         await service_of(storage).save(name, type="project", description="d", body="b")
 
     assert await storage.list_records() == []
-
-
-class _Clock:
-    def __init__(self) -> None:
-        self.moment = T0
-
-    def now(self) -> datetime:
-        self.moment += timedelta(seconds=1)
-        return self.moment

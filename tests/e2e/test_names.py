@@ -11,6 +11,8 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -51,6 +53,21 @@ ARGV_ILLEGAL = [name for name in ILLEGAL if "\x00" not in name and is_text(name)
 
 def save_params(name: str) -> dict[str, str]:
     return {"name": name, "type": "project", "description": "d", "body": "b"}
+
+
+@asynccontextmanager
+async def mcp_client(project: Path, log_folder: Path) -> AsyncIterator[ClientSession]:
+    """The MCP SDK's client of `lazy mcp` in project, initialized."""
+    parameters = StdioServerParameters(
+        command=LAZY[0], args=[*LAZY[1:], "mcp"], env=dict(os.environ), cwd=project
+    )
+    with (log_folder / "mcp.log").open("a") as log:
+        async with (
+            stdio_client(parameters, errlog=log) as (read, write),
+            ClientSession(read, write) as client,
+        ):
+            await client.initialize()
+            yield client
 
 
 def names_in(lazy: Lazy, **environment: str) -> set[str]:
@@ -104,25 +121,17 @@ async def test_the_engine_and_the_mcp_tool_take_the_same_names(
         assert refused["error"]["code"] == code, (name, refused)
     await engine.close()
 
-    parameters = StdioServerParameters(
-        command=LAZY[0], args=[*LAZY[1:], "mcp"], env=dict(os.environ), cwd=project
-    )
-    with (tmp_path / "mcp.log").open("a") as log:
-        async with (
-            stdio_client(parameters, errlog=log) as (read, write),
-            ClientSession(read, write) as client,
-        ):
-            await client.initialize()
-            tools = {tool.name: tool for tool in (await client.list_tools()).tools}
-            described = tools["lazy_memory_save"].input_schema["properties"]["name"]
-            assert "1-200 printable characters" in described["description"]
-            for name in LEGAL:
-                changed = {**save_params(name), "body": "from mcp"}
-                saved = await client.call_tool("lazy_memory_save", changed)
-                assert not saved.is_error, (name, saved)
-            for name in filter(is_text, ILLEGAL):
-                refused = await client.call_tool("lazy_memory_save", save_params(name))
-                assert refused.is_error, name
+    async with mcp_client(project, tmp_path) as client:
+        tools = {tool.name: tool for tool in (await client.list_tools()).tools}
+        described = tools["lazy_memory_save"].input_schema["properties"]["name"]
+        assert "1-200 printable characters" in described["description"]
+        for name in LEGAL:
+            changed = {**save_params(name), "body": "from mcp"}
+            saved = await client.call_tool("lazy_memory_save", changed)
+            assert not saved.is_error, (name, saved)
+        for name in filter(is_text, ILLEGAL):
+            refused = await client.call_tool("lazy_memory_save", save_params(name))
+            assert refused.is_error, name
     done = await asyncio.create_subprocess_exec(
         *LAZY, "memory", "list", "--json", cwd=project, stdout=asyncio.subprocess.PIPE
     )
@@ -264,19 +273,11 @@ async def test_every_way_in_finds_a_record_by_any_spelling_of_its_name(
     await engine.close()
     assert (saved["name"], saved["revision"]) == (decomposed, 3)
 
-    parameters = StdioServerParameters(
-        command=LAZY[0], args=[*LAZY[1:], "mcp"], env=dict(os.environ), cwd=project
-    )
-    with (tmp_path / "mcp.log").open("a") as log:
-        async with (
-            stdio_client(parameters, errlog=log) as (read, write),
-            ClientSession(read, write) as client,
-        ):
-            await client.initialize()
-            saved_by_mcp = await client.call_tool(
-                "lazy_memory_save", {**save_params(composed), "body": "mcp"}
-            )
-            recalled = await client.call_tool("lazy_memory_recall", {"name": composed})
+    async with mcp_client(project, tmp_path) as client:
+        saved_by_mcp = await client.call_tool(
+            "lazy_memory_save", {**save_params(composed), "body": "mcp"}
+        )
+        recalled = await client.call_tool("lazy_memory_recall", {"name": composed})
     assert not saved_by_mcp.is_error
     assert not recalled.is_error
     assert "mcp" in str(recalled.content)
