@@ -61,6 +61,7 @@ COMMAND_TIMEOUT_SECONDS = 60.0
 _LIVE_RECORD = (
     f"SELECT {RECORD_COLUMNS} FROM lazy_records WHERE project = $1 AND name = $2 AND NOT deleted"
 )
+_HELD = "SELECT 1 FROM lazy_records WHERE project = $1 AND name = $2"
 
 
 class PostgresStorage:
@@ -205,14 +206,13 @@ class PostgresStorage:
 
     async def spellings(self, name: str) -> list[str]:
         """The names held, live or removed, that are the same name as name."""
-        # name alone if it is held, else its NFC form and every name outside printable
-        # ASCII: only those can differ from their own (engine/names.py).
+        exact = await self._connections.fetch(_HELD, self.project, stored(name))
+        if exact:
+            return [name]
+        # Only a name outside printable ASCII can differ from its NFC form (engine/names.py).
         rows = await self._connections.fetch(
-            "SELECT name FROM lazy_records WHERE project = $1 AND (name = $2 OR (NOT EXISTS "
-            "(SELECT 1 FROM lazy_records WHERE project = $1 AND name = $2) "
-            "AND (name = $3 OR name ~ '[^ -~]')))",
+            "SELECT name FROM lazy_records WHERE project = $1 AND (name = $2 OR name ~ '[^ -~]')",
             self.project,
-            stored(name),
             stored(name_key(name)),
         )
         return spellings_among(name, [loaded(row["name"]) for row in rows])

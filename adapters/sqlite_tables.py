@@ -36,12 +36,11 @@ INDEX_BATCH = 1_000
 """Index entries read from the cursor at a time."""
 LIVE_REVISIONS_QUERY = "SELECT name, revision FROM records WHERE deleted = 0"
 REMOVED_QUERY = "SELECT name FROM records WHERE deleted = 1 ORDER BY name"
-# The names that may be the same name as the one asked for (engine/names.py): it alone if it
-# is held, else its NFC form and every name outside printable ASCII, as only those can differ
-# from their own.
+# The names that may be another spelling of a name the store does not hold as it is
+# (engine/names.py): its NFC form, and every name outside ASCII (more bytes than characters),
+# as only those can differ from their own.
 _SPELLINGS_QUERY = (
-    "SELECT name FROM records WHERE name = ?1 OR (NOT EXISTS "
-    "(SELECT 1 FROM records WHERE name = ?1) AND (name = ?2 OR name GLOB '*[^ -~]*'))"
+    "SELECT name FROM records WHERE name = ? OR length(name) < length(CAST(name AS BLOB))"
 )
 
 
@@ -130,6 +129,9 @@ def latest_revision_and_size(connection: sqlite3.Connection, name: str) -> tuple
 
 
 def spellings(connection: sqlite3.Connection, name: str) -> list[str]:
-    """The names held, live or removed, that are the same name as name, in name order."""
-    rows = connection.execute(_SPELLINGS_QUERY, (name, name_key(name)))
+    """The names held, live or removed, that are the same name as name, in name order: a
+    lookup by the name's index, and a scan only for a name not held as it is."""
+    if connection.execute("SELECT 1 FROM records WHERE name = ?", (name,)).fetchone():
+        return [name]
+    rows = connection.execute(_SPELLINGS_QUERY, (name_key(name),))
     return spellings_among(name, [held for (held,) in rows])

@@ -160,12 +160,16 @@ def spellings_among(name: str, held: Collection[str]) -> list[str]:
     if name in held:
         return [name]
     key = name_key(name)
-    return sorted(
-        {
-            other
-            for other in held
-            if other == key or (not other.isascii() and name_key(other) == key)
-        }
+    return sorted({other for other in held if other == key or _spells(other, key)})
+
+
+def _spells(other: str, key: str) -> bool:
+    """Whether other, a name that is not key itself, is key in another spelling: only one
+    outside ASCII and not in NFC can be (a quick check settles most)."""
+    return (
+        not other.isascii()
+        and not unicodedata.is_normalized("NFC", other)
+        and name_key(other) == key
     )
 
 
