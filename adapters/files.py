@@ -35,6 +35,7 @@ from lazy_memory.engine.errors import (
     StorageUnavailable,
 )
 from lazy_memory.engine.index import IndexEntry
+from lazy_memory.engine.names import spellings_among
 from lazy_memory.engine.ports import ChangeListener, IndexBatches
 from lazy_memory.engine.records import (
     Actor,
@@ -197,6 +198,10 @@ class FileStorage:
 
         entries = await self._read(read)
         return [entry for entry in entries if name is None or entry.name == name]
+
+    async def spellings(self, name: str) -> list[str]:
+        """The names held, live or removed, that are the same name as name."""
+        return await self._read(lambda index: spellings_among(name, index.slots))
 
     async def live_revisions(self) -> dict[str, int]:
         """The current revision of every live record."""

@@ -39,6 +39,7 @@ from lazy_memory.adapters.sql_rows import (
 from lazy_memory.engine.compact import Compact
 from lazy_memory.engine.errors import Conflict, NotFound, StorageUnavailable
 from lazy_memory.engine.index import IndexEntry
+from lazy_memory.engine.names import name_key, spellings_among
 from lazy_memory.engine.ports import ChangeListener
 from lazy_memory.engine.records import (
     Actor,
@@ -60,6 +61,7 @@ COMMAND_TIMEOUT_SECONDS = 60.0
 _LIVE_RECORD = (
     f"SELECT {RECORD_COLUMNS} FROM lazy_records WHERE project = $1 AND name = $2 AND NOT deleted"
 )
+_HELD = "SELECT 1 FROM lazy_records WHERE project = $1 AND name = $2"
 
 
 class PostgresStorage:
@@ -201,6 +203,19 @@ class PostgresStorage:
                 stored(name),
             )
         return [history_from_row(row, DIALECT) for row in rows]
+
+    async def spellings(self, name: str) -> list[str]:
+        """The names held, live or removed, that are the same name as name."""
+        exact = await self._connections.fetch(_HELD, self.project, stored(name))
+        if exact:
+            return [name]
+        # Only a name outside printable ASCII can differ from its NFC form (engine/names.py).
+        rows = await self._connections.fetch(
+            "SELECT name FROM lazy_records WHERE project = $1 AND (name = $2 OR name ~ '[^ -~]')",
+            self.project,
+            stored(name_key(name)),
+        )
+        return spellings_among(name, [loaded(row["name"]) for row in rows])
 
     async def live_revisions(self) -> dict[str, int]:
         """The current revision of every live record."""

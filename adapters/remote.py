@@ -171,6 +171,11 @@ class RemoteStorage:
         params = HistoryParams(name=name)
         return (await self._call(names.STORAGE_HISTORY, params, EntriesResult)).entries
 
+    async def spellings(self, name: str) -> list[str]:
+        """The names the daemon's store holds that are the same name as name."""
+        params = NameParams(name=name)
+        return (await self._call(names.STORAGE_SPELLINGS, params, NamesResult)).names
+
     async def live_revisions(self) -> dict[str, int]:
         """The current revision of every live record."""
         answer = await self._call(names.STORAGE_LIVE_REVISIONS, NoParams(), RevisionsResult)

@@ -82,6 +82,10 @@ class ReopeningStorage:
         """The real store's history, or one name's."""
         return await (await self._store()).history(name)
 
+    async def spellings(self, name: str) -> list[str]:
+        """The real store's spellings of name."""
+        return await (await self._store()).spellings(name)
+
     async def live_revisions(self) -> dict[str, int]:
         """The current revision of every live record."""
         return await (await self._store()).live_revisions()

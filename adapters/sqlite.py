@@ -59,6 +59,7 @@ from lazy_memory.adapters.sqlite_tables import (
     index,
     index_batches,
     latest_revision_and_size,
+    spellings,
 )
 from lazy_memory.adapters.sqlite_writer import open_writer, transaction
 from lazy_memory.engine.compact import Compact
@@ -230,6 +231,10 @@ class SqliteStorage:
             )
         with parsing(self._path):
             return [history_from_row(row, DIALECT) for row in rows]
+
+    async def spellings(self, name: str) -> list[str]:
+        """The names held, live or removed, that are the same name as name."""
+        return await self._run(lambda connection: spellings(connection, name))
 
     async def live_revisions(self) -> dict[str, int]:
         """The current revision of every live record."""

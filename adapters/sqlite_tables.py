@@ -12,6 +12,7 @@ from datetime import datetime
 
 from lazy_memory.adapters.sql_rows import HISTORY_COLUMNS, TYPES, Dialect
 from lazy_memory.engine.index import IndexEntry
+from lazy_memory.engine.names import name_key, spellings_among
 from lazy_memory.engine.records import Actor, Operation, RecordContent
 
 DIALECT = Dialect(text=None, time=datetime.fromisoformat)
@@ -35,6 +36,12 @@ INDEX_BATCH = 1_000
 """Index entries read from the cursor at a time."""
 LIVE_REVISIONS_QUERY = "SELECT name, revision FROM records WHERE deleted = 0"
 REMOVED_QUERY = "SELECT name FROM records WHERE deleted = 1 ORDER BY name"
+# The names that may be another spelling of a name the store does not hold as it is
+# (engine/names.py): its NFC form, and every name outside ASCII (more bytes than characters),
+# as only those can differ from their own.
+_SPELLINGS_QUERY = (
+    "SELECT name FROM records WHERE name = ? OR length(name) < length(CAST(name AS BLOB))"
+)
 
 
 class Row:
@@ -119,3 +126,12 @@ def latest_revision_and_size(connection: sqlite3.Connection, name: str) -> tuple
         (name,),
     ).fetchone()
     return (0, 0) if row is None else (int(row[0]), int(row[1]))
+
+
+def spellings(connection: sqlite3.Connection, name: str) -> list[str]:
+    """The names held, live or removed, that are the same name as name, in name order: a
+    lookup by the name's index, and a scan only for a name not held as it is."""
+    if connection.execute("SELECT 1 FROM records WHERE name = ?", (name,)).fetchone():
+        return [name]
+    rows = connection.execute(_SPELLINGS_QUERY, (name_key(name),))
+    return spellings_among(name, [held for (held,) in rows])

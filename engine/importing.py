@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Protocol
 from pydantic import BaseModel, ConfigDict
 
 from lazy_memory.engine.errors import Conflict, InvalidRecord
-from lazy_memory.engine.names import derived_name, name_problem
+from lazy_memory.engine.names import derived_name, name_key, name_problem
 from lazy_memory.engine.records import (
     DESCRIPTION_MAX_LENGTH,
     MAX_BODY_BYTES,
@@ -176,28 +176,35 @@ async def import_memory(
 
 
 def plan_import(scan: HarnessScan, existing: Iterable[str]) -> ImportPlan:
-    """Decide what to import from scan into a store that already has the names in existing."""
-    known = set(existing)
+    """Decide what to import from scan into a store that already has the names in existing.
+
+    Names are compared as the store compares them (engine/names.py, name_key): two files
+    whose names differ only in Unicode form are one record, and a file naming a held record
+    in another form is that record, already present.
+    """
+    known = {name_key(name): name for name in existing}
     newest: dict[str, HarnessMemory] = {}
     superseded: list[SkippedFile] = []
     for memory in sorted(scan.memories, key=lambda m: (m.mtime, m.path), reverse=True):
-        name = _safe_name(memory.name)
-        if name in newest:
-            winner = newest[name].path
+        key = name_key(_safe_name(memory.name))
+        if key in newest:
+            winner = newest[key].path
             superseded.append(SkippedFile(path=memory.path, reason=f"a newer copy: {winner}"))
         else:
-            newest[name] = memory
+            newest[key] = memory
     plan = ImportPlan(
         superseded=superseded,
         skipped=list(scan.skipped),
         notes=list(scan.notes),
         directories=list(scan.directories),
     )
-    for name in sorted(newest):
-        memory = newest[name]
+    for key in sorted(newest):
+        memory = newest[key]
+        name = _safe_name(memory.name)
         # An older import may have stored the original name as it was: that is the same record.
-        if name in known or memory.name in known:
-            plan.already_present.append(name if name in known else memory.name)
+        held = known.get(key) or known.get(name_key(memory.name))
+        if held is not None:
+            plan.already_present.append(held)
             continue
         record_type, original = _record_type(memory.type)
         renamed = name != memory.name

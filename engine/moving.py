@@ -9,8 +9,10 @@ short, resumes; a target holding any other history is refused before anything is
 
 The one exception to "exactly": a name that breaks the name rule (engine/names.py; an older
 import could store one) enters the target as its derived name in every entry, the original
-kept in the entry's provenance, and the report lists each. The mapping depends on the name
-alone, so a re-run compares and resumes the same way.
+kept in the entry's provenance, and the report lists each. So does a second spelling of one
+name (equal after NFC to a name written before it, which an older store could take): the
+target holds one record per name, as every store now does. The mapping depends on the
+source's history alone, so a re-run compares and resumes the same way.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from pydantic import BaseModel
 
 from lazy_memory.engine.compact import Compact
 from lazy_memory.engine.errors import Conflict, NotFound
-from lazy_memory.engine.names import derived_name, name_problem, shown_name
+from lazy_memory.engine.names import derived_name, name_key, name_problem, shown_name
 from lazy_memory.engine.ports import Storage
 from lazy_memory.engine.records import HistoryEntry, Operation, Provenance, RecordContent
 
@@ -56,7 +58,8 @@ class MoveReport(BaseModel):
     compact: CompactMove
     dry_run: bool
     renamed: dict[str, str] = {}
-    """Each source name that breaks the name rule, and the derived name it has in the target."""
+    """Each source name that breaks the name rule or is a second spelling of a name, and the
+    derived name it has in the target."""
 
 
 async def move_store(
@@ -99,13 +102,23 @@ async def move_store(
 
 
 def _renamed(history: Sequence[HistoryEntry]) -> dict[str, str]:
-    """Each name in history that breaks the name rule, and the name the target gives it."""
+    """Each name in history that breaks the name rule, or is a later spelling of a name
+    written before it, and the name the target gives it."""
     names = {entry.name for entry in history}
     renamed = {name: derived_name(name) for name in sorted(names) if name_problem(name)}
+    first_spelling: dict[str, str] = {}
+    for entry in history:
+        if entry.name not in renamed:
+            spelling = first_spelling.setdefault(name_key(entry.name), entry.name)
+            if spelling != entry.name:
+                renamed[entry.name] = derived_name(entry.name)
     # Eight hex digits of a hash make a clash all but impossible; one made on purpose must
     # still not merge two records' histories.
-    taken = Counter(renamed.values())
-    clashes = [name for name, new in renamed.items() if new in names or taken[new] > 1]
+    keys = {name_key(name) for name in names}
+    taken = Counter(name_key(new) for new in renamed.values())
+    clashes = [
+        name for name, new in renamed.items() if name_key(new) in keys or taken[name_key(new)] > 1
+    ]
     if clashes:
         raise Conflict(
             f"the store holds {len(clashes)} name(s) that break the name rule and whose derived "

@@ -15,6 +15,24 @@ launch context (`- name (type): description`). So the rule (docs/architecture.md
 - no `(type):` (one of the four record types, in any case): a name holding one would make
   its index line read as a record of that type, or as another record.
 
+The `(type):` mark, like every check of framing_problem, is looked for in the name as a reader
+sees it (framing_view): after compatibility normalisation (NFKC), which reads full-width,
+small, superscript and other compatibility forms as the plain character (U+FF08 FULLWIDTH
+LEFT PARENTHESIS as `(`, U+FF1A FULLWIDTH COLON as `:`), and with the look-alikes of `(`, `)`
+and `:` that NFKC leaves (Unicode's confusables, TR39: U+2236 RATIO, U+A789 MODIFIER LETTER
+COLON, U+2768 MEDIUM LEFT PARENTHESIS ORNAMENT...) read as those. The path separator and
+leading dot checks keep to the exact characters: they are about file systems, which read code
+points, not shapes, so a full-width solidus separates nothing (and a name that starts with
+U+2026 HORIZONTAL ELLIPSIS does not start with a dot).
+
+Two names are the same name when they are equal after canonical normalisation (NFC,
+name_key): `café` with a composed é and with `e` + U+0301 display alike, so they are one
+record. A store keeps a name as first written (the record never changes spelling, nor does its
+history), and finds it by any spelling: held_spelling gives the stored one, which every save,
+read and removal then uses (engine/saving.py, engine/service.py), every backend looking names up
+through Storage.spellings. A store written before this rule may hold two spellings of one
+name: each stays reachable by its exact spelling, and a third one is refused as ambiguous.
+
 Spaces, capitals, letters of every script, digits, quotes, commas, parentheses and other
 punctuation are legal: real harness memory files use them.
 
@@ -30,12 +48,15 @@ from __future__ import annotations
 import hashlib
 import re
 import unicodedata
-from typing import TYPE_CHECKING
+from collections.abc import Awaitable, Callable, Collection
+from typing import TYPE_CHECKING, TypeVar
 
 from lazy_memory.engine.errors import InvalidRecord, NotFound
 
 if TYPE_CHECKING:
     from lazy_memory.engine.ports import Storage
+
+_T = TypeVar("_T")
 
 NAME_MAX_LENGTH = 200
 """The longest name, in characters (code points)."""
@@ -61,6 +82,16 @@ _CATEGORY_NAMES = {
     "Zp": "a paragraph separator",
     "Zs": "a space other than the plain space",
 }
+_LOOK_ALIKES = str.maketrans(
+    dict.fromkeys("\u2768\u2772\u3014\ufd3e\uff3b", "(")
+    | dict.fromkeys("\u2769\u2773\u3015\ufd3f\uff3d", ")")
+    | dict.fromkeys(
+        "\u02d0\u02f8\u0589\u05c3\u0703\u0704\u0903\u0a83\u16ec\u1803\u1809\u205a"
+        "\u2236\ua4fd\ua789\ufe30",
+        ":",
+    )
+)
+"""Unicode's confusables (TR39) of `(`, `)` and `:` that NFKC does not fold into them."""
 _SEPARATORS = "/\\"
 _LEADING_DOTS = re.compile(r"\A[.\s]+")
 _SHOWN_LENGTH = 60
@@ -92,15 +123,103 @@ def framing_problem(name: str) -> str | None:
     """Why even a name a store already holds may not be saved again, or None.
 
     What no store may be given at all: a name that is not text, is blank, spans lines, or
-    holds `(type):`, since each would break or forge a line of the launch context.
+    holds `(type):`, since each would break or forge a line of the launch context. Each is
+    judged on the name as a reader sees it (framing_view), look-alikes read as what they
+    look like.
     """
     if not is_text(name):
         return "it is not Unicode text"
-    if not name.strip():
+    seen = framing_view(name)
+    if not seen.strip():
         return "a name cannot be blank"
-    if name.splitlines() != [name]:
+    if seen.splitlines() != [seen]:
         return "it spans more than one line"
     return _type_mark_problem(name)
+
+
+def framing_view(name: str) -> str:
+    """name as a reader sees it, for the framing checks: compatibility forms (NFKC) and the
+    confusables of `(`, `)` and `:` read as the plain characters."""
+    return unicodedata.normalize("NFKC", name.translate(_LOOK_ALIKES)).translate(_LOOK_ALIKES)
+
+
+def name_key(name: str) -> str:
+    """What names are compared by: their canonical (NFC) form. Two names with one key are one
+    name, however each is spelled."""
+    return unicodedata.normalize("NFC", name)
+
+
+def spellings_among(name: str, held: Collection[str]) -> list[str]:
+    """Storage.spellings's answer from the names held (or those of them that may be one):
+    [name] if it is held exactly, else the held names equal to it after NFC, in name order.
+
+    Every backend answers through this, so all agree on what the same name is. Only a name
+    outside ASCII can differ from its NFC form, so a backend may pass only those, name and
+    its NFC form.
+    """
+    if name in held:
+        return [name]
+    key = name_key(name)
+    return sorted({other for other in held if other == key or _spells(other, key)})
+
+
+def _spells(other: str, key: str) -> bool:
+    """Whether other, a name that is not key itself, is key in another spelling: only one
+    outside ASCII and not in NFC can be (a quick check settles most)."""
+    return (
+        not other.isascii()
+        and not unicodedata.is_normalized("NFC", other)
+        and name_key(other) == key
+    )
+
+
+async def held_spelling(name: str, storage: Storage) -> str:
+    """The spelling by which the store holds the record that name names.
+
+    name itself when the store holds it exactly, or holds no spelling of it (a new record);
+    else the one stored name equal to it after NFC, which the record keeps. A store written
+    before this rule may hold two such names: then InvalidRecord, naming both, since only
+    the exact spelling says which is meant.
+    """
+    if not is_text(name):
+        return name
+    spellings = await storage.spellings(name)
+    if not spellings or name in spellings:
+        return name
+    if len(spellings) == 1:
+        return spellings[0]
+    listed = ", ".join(spelled(spelling) for spelling in spellings)
+    raise InvalidRecord(
+        f"{spelled(name)} is the same name (after Unicode normalisation) as {len(spellings)} "
+        f"records this store holds from before that rule: {listed}; give one exactly"
+    )
+
+
+async def by_any_spelling(name: str, storage: Storage, read: Callable[[str], Awaitable[_T]]) -> _T:
+    """read of name, or, when no record is held by that exact spelling (NotFound), read of
+    the spelling the store holds it by (held_spelling)."""
+    try:
+        return await read(storable(name))
+    except NotFound:
+        spelling = await held_spelling(name, storage)
+        if spelling == name:
+            raise
+    return await read(spelling)
+
+
+async def check_spelling(name: str, storage: Storage) -> None:
+    """Refuse a name the store holds by another spelling (InvalidRecord naming it).
+
+    For a trusted peer's raw write (rpc/storage_methods.py), which skips held_spelling: a new
+    record whose name equals a held one after NFC would be a second record that displays as
+    the first.
+    """
+    spelling = await held_spelling(name, storage)
+    if spelling != name:
+        raise InvalidRecord(
+            f"{spelled(name)} is the same name (after Unicode normalisation) as the record "
+            f"{spelled(spelling)}: write that record by its own spelling"
+        )
 
 
 def check_name(name: str) -> str:
@@ -137,12 +256,14 @@ def derived_name(name: str) -> str:
 
     Whitespace of any kind (tabs, line breaks, other spaces) becomes a plain space, runs of
     it one; other unprintable characters are dropped; `/` and `\\` become `-`; `(type):`
-    loses its colon; leading dots and spaces go; the rest is cut to fit before `-` and 8 hex
-    digits of the original's SHA-256, so two originals never meet in one derived name.
+    loses its colon (a name holding a look-alike of one is read as framing_view reads it
+    first); leading dots and spaces go; the rest is cut to fit before `-` and 8 hex digits of
+    the original's SHA-256, so two originals never meet in one derived name.
     """
     suffix = "-" + hashlib.sha256(name.encode("utf-8", "surrogatepass")).hexdigest()[:_HASH_LENGTH]
+    seen = framing_view(name)
     kept = []
-    for character in name:
+    for character in seen if _TYPE_MARK.search(seen) else name:
         if character in _SEPARATORS:
             kept.append("-")
         elif character.isspace():
@@ -174,6 +295,12 @@ def storable(name: str) -> str:
     return name
 
 
+def spelled(name: str) -> str:
+    """A name quoted with every character outside ASCII escaped (`'cafe\\u0301'`): how a
+    message tells apart two spellings that display alike."""
+    return ascii(name) if len(name) <= _SHOWN_LENGTH else f"{name[:_SHOWN_LENGTH]!a}…"
+
+
 def shown_name(name: str) -> str:
     """A name quoted for a message: every unprintable character escaped, a long one cut."""
     if len(name) <= _SHOWN_LENGTH:
@@ -182,10 +309,11 @@ def shown_name(name: str) -> str:
 
 
 def _type_mark_problem(name: str) -> str | None:
-    mark = _TYPE_MARK.search(name)
+    mark = _TYPE_MARK.search(name) or _TYPE_MARK.search(framing_view(name))
     if mark is None:
         return None
+    held = repr(mark[0]) if mark.string is name else f"a look-alike of {mark[0]!r}"
     return (
-        f"it holds {mark[0]!r}, which would make its index line `- name (type): description` "
+        f"it holds {held}, which would make its index line `- name (type): description` "
         "read as another record's"
     )

@@ -68,6 +68,15 @@ class Storage(Protocol):
         """Every history entry in the order written, or those of one name (maybe none)."""
         ...
 
+    async def spellings(self, name: str) -> list[str]:
+        """The spellings by which the store holds the name name (live or removed records).
+
+        [name] when it holds that exact name; else every name it holds that is the same name,
+        equal after Unicode normalisation (engine/names.py, spellings_among), in name order;
+        empty when none. The engine finds a record by any spelling through it.
+        """
+        ...
+
     async def live_revisions(self) -> dict[str, int]:
         """The current revision of every live record: what a new compact's watermark covers."""
         ...

@@ -154,6 +154,7 @@ def authored_content(
     *,
     held_name: bool = False,
     max_body_bytes: int | None = MAX_BODY_BYTES,
+    description_authored: bool = True,
 ) -> RecordContent:
     """Validate a record written by a person or a builder: every rule of the store applies.
 
@@ -161,6 +162,9 @@ def authored_content(
     as it is (reachable by its exact name) if it cannot break framing. max_body_bytes: the
     body's limit in UTF-8 bytes; None for a body the author did not write (an update that
     keeps the current one, which an import may have brought in over the limit).
+    description_authored: False for a description the author did not write (one an update
+    carries over as the record holds it, which an import may have brought in longer than
+    200 characters or on several lines): the description rules are for what is written.
     """
     for field, value in (("name", name), ("description", description), ("body", body)):
         _check_text(field, value)
@@ -176,7 +180,7 @@ def authored_content(
     return RecordContent(
         name=_held_name(name) if held_name else check_name(name),
         type=parse_type(type),
-        description=check_description(description),
+        description=check_description(description) if description_authored else description,
         body=body,
     )
 

@@ -8,7 +8,10 @@ gate), so SQLite, files, PostgreSQL and remote stores all answer alike:
 - reviving a removed name keeps what the save leaves out from its last live revision, which
   its tombstone holds, as an update keeps it from the live one;
 - an if_revision that a removed record cannot match says that it is removed, and how to
-  revive it, instead of asking to reload a record no read can show.
+  revive it, instead of asking to reload a record no read can show;
+- the description and body rules (200 characters on one line, the body limit) are for what a
+  save writes: an imported record's longer description or larger body, carried over as it
+  is, never stops a save of a new body or type.
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import SerializerFunctionWrapHandler, model_serializer
 
 from lazy_memory.engine.errors import Conflict, InvalidRecord, NotFound
-from lazy_memory.engine.names import check_writable_name, storable
+from lazy_memory.engine.names import check_writable_name, held_spelling, storable
 from lazy_memory.engine.records import (
     Actor,
     HistoryEntry,
@@ -104,24 +107,20 @@ async def save(
     value in the last live revision; the merge is itself a compare-and-swap on the
     revision it read, retried if another writer got in between, so a concurrent write is
     never silently overwritten with stale fields. A save that changes nothing writes
-    nothing. A name the store held before the name rule stays writable by its exact name
-    (engine/names.py), and an imported record keeps its provenance through later edits.
+    nothing. The description and body rules apply to what the save writes: a description
+    or body it carries over as the record holds it is not checked again (_authored). A name
+    is the record the store holds by any spelling of it (equal after NFC), which keeps its
+    own; a name the store held before the name rule stays writable by its exact name
+    (engine/names.py); an imported record keeps its provenance through later edits.
     """
+    name = await held_spelling(name, storage)
     held = await check_writable_name(name, storage)
     if type is not None and description is not None and body is not None:
-        content = authored_content(
-            name, type, description, body, held_name=held, max_body_bytes=max_body_bytes
-        )
         current = await live_record(storage, name)
         base = current or await _removal(storage, name)
+        content = _authored(name, type, description, body, base, held, max_body_bytes)
         return await _save_content(
-            storage,
-            author,
-            clock,
-            _with_provenance(content, base),
-            current,
-            if_revision,
-            if_revision,
+            storage, author, clock, content, current, if_revision, if_revision
         )
     for _ in range(_MERGE_ATTEMPTS):
         current = await live_record(storage, name)
@@ -129,26 +128,18 @@ async def save(
         if base is None:
             if type is None or description is None:
                 raise InvalidRecord(f"{name!r} is a new record: give it a type and a description")
-            content = authored_content(
-                name,
-                type,
-                description,
-                body or "",
-                held_name=held,
-                max_body_bytes=max_body_bytes,
-            )
+            content = _authored(name, type, description, body or "", None, held, max_body_bytes)
             expected = if_revision
         else:
-            content = authored_content(
+            content = _authored(
                 name,
                 type if type is not None else base.type,
                 description if description is not None else base.description,
                 body if body is not None else base.body,
-                held_name=held,
-                # A body kept as it is was not written now: an import may have set it.
-                max_body_bytes=None if body is None else max_body_bytes,
+                base,
+                held,
+                max_body_bytes,
             )
-            content = _with_provenance(content, base)
             expected = if_revision if if_revision is not None else base.revision
         try:
             return await _save_content(
@@ -197,6 +188,31 @@ async def _save_content(
         if removal is not None and if_revision is not None:
             raise removed_conflict(removal, if_revision) from None
         raise
+
+
+def _authored(
+    name: str,
+    type: str,
+    description: str,
+    body: str,
+    base: RecordContent | None,
+    held: bool,
+    max_body_bytes: int,
+) -> RecordContent:
+    """The content a save writes over base (the live record, or the removed one's last live
+    revision), with base's provenance: a description or body equal to base's is carried
+    over, not written now (an import may have set it past the authoring rules), so only one
+    that changes must obey them."""
+    content = authored_content(
+        name,
+        type,
+        description,
+        body,
+        held_name=held,
+        max_body_bytes=None if base is not None and body == base.body else max_body_bytes,
+        description_authored=base is None or description != base.description,
+    )
+    return _with_provenance(content, base)
 
 
 def _with_provenance(content: RecordContent, current: RecordContent | None) -> RecordContent:

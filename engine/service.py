@@ -30,7 +30,7 @@ from lazy_memory.engine.importing import (
 from lazy_memory.engine.index import IndexEntry, index_page
 from lazy_memory.engine.limits import DEFAULT_WARN_BYTES
 from lazy_memory.engine.moving import MoveReport, move_store
-from lazy_memory.engine.names import storable
+from lazy_memory.engine.names import by_any_spelling, held_spelling, storable
 from lazy_memory.engine.ports import (
     Clock,
     FoldT,
@@ -90,12 +90,15 @@ class MemoryService:
         return await self.fold_index(partial(index_page, page=page, size=size))
 
     async def recall(self, name: str) -> Record:
-        """One live record in full."""
-        return await self.storage.get_record(storable(name))
+        """One live record in full, found by any spelling of its name (engine/names.py)."""
+        return await by_any_spelling(name, self.storage, self.storage.get_record)
 
     async def find(self, name: str) -> Record | None:
         """One live record in full, or None when there is none by that name."""
-        return await saving.live_record(self.storage, name)
+        try:
+            return await self.recall(name)
+        except NotFound:
+            return None
 
     async def search(self, query_text: str, limit: int = DEFAULT_LIMIT) -> list[SearchHit]:
         """The live records query_text finds, best first, at most limit (1 to 200) of them."""
@@ -144,14 +147,21 @@ class MemoryService:
     async def remove(self, name: str) -> HistoryEntry:
         """Tombstone a record: it leaves the index, its history stays."""
         self._require_writer()
-        return await self.storage.remove_record(
-            storable(name), actor=self.identity.actor, at=self.clock.now()
+        actor, at = self.identity.actor, self.clock.now()
+        return await by_any_spelling(
+            name, self.storage, lambda held: self.storage.remove_record(held, actor=actor, at=at)
         )
 
     async def history(self, name: str | None = None) -> list[HistoryEntry]:
-        """Every write in order, or the writes of one name (NotFound if it has none)."""
-        entries = await self.storage.history(None if name is None else storable(name))
-        if name is not None and not entries:
+        """Every write in order, or the writes of one name, by any spelling of it (NotFound
+        if it has none)."""
+        if name is None:
+            return await self.storage.history()
+        entries = await self.storage.history(storable(name))
+        if not entries:
+            spelling = await held_spelling(name, self.storage)
+            entries = [] if spelling == name else await self.storage.history(spelling)
+        if not entries:
             raise NotFound(f"no record named {name!r} has ever been written")
         return entries
 

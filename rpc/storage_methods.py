@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from lazy_memory.engine.names import check_writable_name
+from lazy_memory.engine.names import check_spelling, check_writable_name
 from lazy_memory.engine.ports import Storage, fold_index
 from lazy_memory.engine.records import HistoryEntry, Record
 from lazy_memory.rpc.methods import Method
@@ -53,8 +53,10 @@ async def _get_record(storage: Storage, params: NameParams) -> Record:
 
 async def _save_record(storage: Storage, params: SaveRecordParams) -> Record:
     # A peer writes past the service, so the name rule is applied here too: a name the
-    # store does not hold yet must obey it (engine/names.py).
+    # store does not hold yet must obey it, and must not be another spelling of a held one
+    # (engine/names.py).
     await check_writable_name(params.content.name, storage)
+    await check_spelling(params.content.name, storage)
     return await storage.save_record(
         params.content,
         actor=params.actor,
@@ -70,6 +72,10 @@ async def _remove_record(storage: Storage, params: RemoveRecordParams) -> Histor
 
 async def _history(storage: Storage, params: HistoryParams) -> EntriesResult:
     return EntriesResult(entries=await storage.history(params.name))
+
+
+async def _spellings(storage: Storage, params: NameParams) -> NamesResult:
+    return NamesResult(names=await storage.spellings(params.name))
 
 
 async def _live_revisions(storage: Storage, _: NoParams) -> RevisionsResult:
@@ -108,6 +114,7 @@ STORAGE_METHODS: dict[str, Method[Storage, Any, Any]] = {
         Method(names.STORAGE_SAVE_RECORD, SaveRecordParams, Record, _save_record),
         Method(names.STORAGE_REMOVE_RECORD, RemoveRecordParams, HistoryEntry, _remove_record),
         Method(names.STORAGE_HISTORY, HistoryParams, EntriesResult, _history),
+        Method(names.STORAGE_SPELLINGS, NameParams, NamesResult, _spellings),
         Method(names.STORAGE_LIVE_REVISIONS, NoParams, RevisionsResult, _live_revisions),
         Method(names.STORAGE_REMOVED_SINCE, WatermarkParams, NamesResult, _removed_since),
         Method(names.STORAGE_SEARCH, StorageSearchParams, SearchResult, _search),

@@ -22,6 +22,12 @@ LEGAL = [
     "x (users): y",
     "x" * NAME_MAX_LENGTH,
     "😀" * NAME_MAX_LENGTH,
+    # Look-alikes are legal where they frame nothing: no `(type):` to forge, and a file system
+    # reads a full-width solidus or an ellipsis as what it is, not as `/` or `.`.
+    "ratio 1\u22362",
+    "\u2026and more",
+    "\uff21\uff0f\uff22 notes",
+    "\U0001d401old (\U0001d42e\U0001d42c\U0001d41e\U0001d42b) note",
 ]
 """Names a new record may take: what real harness memory files carry, and the edges."""
 
@@ -55,6 +61,18 @@ ILLEGAL = {
     "b (Project): fake": "would make its index line",
     "b ( feedback ) : fake": "would make its index line",
     "(reference):x": "would make its index line",
+    # The same, in look-alike characters (#30 point 3): compatibility forms NFKC folds, and
+    # Unicode's confusables of `(`, `)` and `:` that it does not.
+    "fake\uff08project\uff09: x": "a look-alike of '(project):'",
+    "fake (project)\uff1a x": "a look-alike of '(project):'",
+    "b \uff08\uff50\uff52\uff4f\uff4a\uff45\uff43\uff54\uff09\uff1a fake": "a look-alike",
+    "b \ufe59feedback\ufe5a: fake": "a look-alike of '(feedback):'",
+    "b \u207dreference\u207e: fake": "a look-alike of '(reference):'",
+    "b (\u1d58\u02e2\u1d49\u02b3): fake": "a look-alike of '(user):'",
+    "b (user)\u2236 fake": "a look-alike of '(user):'",
+    "b (user)\ua789 fake": "a look-alike of '(user):'",
+    "b \u2768user\u2769: fake": "a look-alike of '(user):'",
+    "b \u3014project\u3015: fake": "a look-alike of '(project):'",
 }
 """Names no new record may take, and what the refusal says."""
 

@@ -112,7 +112,8 @@ def _report(result: ImportResult) -> None:
     if long:
         print(
             f"Hint: {len(long)} imported description(s) are over {DESCRIPTION_MAX_LENGTH} "
-            "characters (kept verbatim); shorten them with `lazy memory save NAME -d`:"
+            "characters (kept verbatim, and by every save that leaves them as they are); "
+            "shorten them with `lazy memory save NAME -d`:"
         )
         for name in long:
             print(f"  {visible_line(name)}")

@@ -181,6 +181,14 @@ async def save_record(arguments: argparse.Namespace) -> int:
             )
         else:
             print(f"{verb} {name} ({record.type.value}), revision {record.revision}")
+        if record.name != arguments.name:
+            from lazy_memory.engine.names import spelled
+
+            # The two display alike: the code points say which spelling the record keeps.
+            print(
+                f"{spelled(arguments.name)} is the same name as the record's own spelling, "
+                f"{spelled(record.name)}, which it keeps"
+            )
     return 0
 
 

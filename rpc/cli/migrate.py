@@ -63,18 +63,20 @@ async def migrate_store(arguments: argparse.Namespace) -> int:
 
 
 def _print_renamed(report: MoveReport) -> None:
-    """Each name the target holds under a derived name, one a line, the original escaped."""
-    from lazy_memory.engine.names import shown_name
+    """Each name the target holds under a derived name, one a line, the original escaped
+    (a second spelling of a name with its code points, as it looks like the first)."""
+    from lazy_memory.engine.names import name_problem, shown_name, spelled
 
     if not report.renamed:
         return
     print(
-        f"{len(report.renamed)} name(s) break the name rule and "
-        f"{'would be' if report.dry_run else 'were'} renamed in the target, the original "
-        "kept in each entry's provenance:"
+        f"{len(report.renamed)} name(s) break the name rule or are a second spelling of a "
+        f"name and {'would be' if report.dry_run else 'were'} renamed in the target, the "
+        "original kept in each entry's provenance:"
     )
     for original, derived in report.renamed.items():
-        print(f"  {shown_name(original)} -> {derived}")
+        shown = shown_name(original) if name_problem(original) else spelled(original)
+        print(f"  {shown} -> {derived}")
 
 
 def _target(settings: Settings, arguments: argparse.Namespace) -> Settings:

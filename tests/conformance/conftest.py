@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from datetime import datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -87,3 +88,14 @@ async def open_store(settings: Settings) -> AsyncIterator[OpenStorage]:
 async def storage(open_store: OpenStorage) -> Storage:
     """A handle on a fresh, empty store of the backend under test."""
     return await open_store()
+
+
+class TickingClock:
+    """A clock that reads one second later each time, from start: every write its own time."""
+
+    def __init__(self, start: datetime) -> None:
+        self.moment = start
+
+    def now(self) -> datetime:
+        self.moment += timedelta(seconds=1)
+        return self.moment

@@ -13,7 +13,7 @@ from lazy_memory.engine.ports import Storage
 from lazy_memory.engine.records import Actor, ActorKind, Operation, RecordContent, RecordType
 from lazy_memory.engine.search_model import SearchQuery
 from lazy_memory.engine.service import MemoryService
-from tests.conformance.conftest import OpenStorage
+from tests.conformance.conftest import OpenStorage, TickingClock
 from tests.name_table import LEGAL, REAL_WORLD
 
 ALICE = Actor(kind=ActorKind.HUMAN, detail="alice")
@@ -54,7 +54,7 @@ async def test_every_legal_name_is_removed_revived_and_found_by_its_exact_name(
 
 
 async def test_the_service_saves_real_world_names_on_every_backend(storage: Storage) -> None:
-    service = MemoryService(storage, Identity(actor=ALICE), _Clock())
+    service = MemoryService(storage, Identity(actor=ALICE), TickingClock(T0))
     for name in REAL_WORLD:
         await service.save(name, type="project", description="first", body="b")
         edited = await service.save(name, description="shortened")
@@ -74,7 +74,7 @@ async def test_a_name_held_from_an_older_import_stays_reachable(
             await storage.save_record(held, actor=OLD_IMPORTER, at=T0, operation=Operation.IMPORT)
         return
     await storage.save_record(held, actor=OLD_IMPORTER, at=T0, operation=Operation.IMPORT)
-    service = MemoryService(storage, Identity(actor=ALICE), _Clock())
+    service = MemoryService(storage, Identity(actor=ALICE), TickingClock(T0))
 
     edited = await service.save(held.name, description="edited")
     await service.remove(held.name)
@@ -82,12 +82,3 @@ async def test_a_name_held_from_an_older_import_stays_reachable(
 
     assert (edited.revision, revived.revision) == (2, 4)
     assert [entry.revision for entry in await service.history(held.name)] == [1, 2, 3, 4]
-
-
-class _Clock:
-    def __init__(self) -> None:
-        self.moment = T0
-
-    def now(self) -> datetime:
-        self.moment += timedelta(seconds=1)
-        return self.moment

@@ -12,7 +12,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from lazy_memory.engine.errors import Conflict
+from lazy_memory.engine.errors import Conflict, InvalidRecord
 from lazy_memory.engine.identity import Identity
 from lazy_memory.engine.ports import Storage
 from lazy_memory.engine.records import (
@@ -24,6 +24,7 @@ from lazy_memory.engine.records import (
     RecordType,
 )
 from lazy_memory.engine.service import MemoryService
+from tests.conformance.conftest import TickingClock
 from tests.name_table import REAL_WORLD
 
 ALICE = Actor(kind=ActorKind.HUMAN, detail="alice")
@@ -32,18 +33,9 @@ T0 = datetime(2026, 12, 1, 8, 0, tzinfo=UTC)
 LONG = "An imported description far over the authoring limit, kept verbatim by the import. " * 3
 
 
-class _Clock:
-    def __init__(self) -> None:
-        self.moment = T0
-
-    def now(self) -> datetime:
-        self.moment += timedelta(seconds=1)
-        return self.moment
-
-
 @pytest.fixture
 def service(storage: Storage) -> MemoryService:
-    return MemoryService(storage, Identity(actor=ALICE), _Clock())
+    return MemoryService(storage, Identity(actor=ALICE), TickingClock(T0))
 
 
 async def test_a_save_equal_to_the_live_revision_writes_nothing_and_says_so(
@@ -184,3 +176,41 @@ async def test_imported_long_descriptions_are_shortened_removed_and_revived_by_e
             (3, Operation.REMOVE),
             (4, Operation.SAVE),
         ]
+
+
+async def test_an_imported_description_carried_over_never_stops_a_new_body_or_type(
+    service: MemoryService, storage: Storage
+) -> None:
+    # Longer than 200 characters and on two lines: an import keeps both (#30 point 4).
+    kept = LONG + "\n  continued on a second line"
+    imported = RecordContent(
+        name="imported", type=RecordType.PROJECT, description=kept, body="x" * 70_000
+    )
+    await storage.save_record(imported, actor=IMPORTER, at=T0, operation=Operation.IMPORT)
+
+    new_body = await service.save("imported", body="A new body")
+    new_type = await service.save("imported", type="reference")
+    # As an MCP save sends it: every field, the description as the record holds it.
+    resent = await service.save("imported", type="user", description=kept, body="Again")
+    await service.remove("imported")
+    revived = await service.save("imported", type="feedback", description=kept, body="Back")
+
+    assert (new_body.revision, new_type.revision, resent.revision) == (2, 3, 4)
+    assert (revived.revision, revived.description) == (6, kept)
+    with pytest.raises(InvalidRecord, match="is 256 characters; the limit is 200"):
+        await service.save("imported", description=LONG + "changed")
+    with pytest.raises(InvalidRecord, match="must be one line"):
+        await service.save("imported", description="changed\non two lines")
+
+
+async def test_an_imported_body_carried_over_never_stops_a_new_description(
+    service: MemoryService, storage: Storage
+) -> None:
+    imported = RecordContent(name="big", type=RecordType.USER, description="d", body="x" * 70_000)
+    await storage.save_record(imported, actor=IMPORTER, at=T0, operation=Operation.IMPORT)
+
+    resent = await service.save("big", type="user", description="shorter", body="x" * 70_000)
+
+    assert (resent.revision, resent.description) == (2, "shorter")
+    with pytest.raises(InvalidRecord, match="the limit is 65,536 bytes"):
+        await service.save("big", body="y" * 70_000)

@@ -11,6 +11,8 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -51,6 +53,21 @@ ARGV_ILLEGAL = [name for name in ILLEGAL if "\x00" not in name and is_text(name)
 
 def save_params(name: str) -> dict[str, str]:
     return {"name": name, "type": "project", "description": "d", "body": "b"}
+
+
+@asynccontextmanager
+async def mcp_client(project: Path, log_folder: Path) -> AsyncIterator[ClientSession]:
+    """The MCP SDK's client of `lazy mcp` in project, initialized."""
+    parameters = StdioServerParameters(
+        command=LAZY[0], args=[*LAZY[1:], "mcp"], env=dict(os.environ), cwd=project
+    )
+    with (log_folder / "mcp.log").open("a") as log:
+        async with (
+            stdio_client(parameters, errlog=log) as (read, write),
+            ClientSession(read, write) as client,
+        ):
+            await client.initialize()
+            yield client
 
 
 def names_in(lazy: Lazy, **environment: str) -> set[str]:
@@ -104,25 +121,17 @@ async def test_the_engine_and_the_mcp_tool_take_the_same_names(
         assert refused["error"]["code"] == code, (name, refused)
     await engine.close()
 
-    parameters = StdioServerParameters(
-        command=LAZY[0], args=[*LAZY[1:], "mcp"], env=dict(os.environ), cwd=project
-    )
-    with (tmp_path / "mcp.log").open("a") as log:
-        async with (
-            stdio_client(parameters, errlog=log) as (read, write),
-            ClientSession(read, write) as client,
-        ):
-            await client.initialize()
-            tools = {tool.name: tool for tool in (await client.list_tools()).tools}
-            described = tools["lazy_memory_save"].input_schema["properties"]["name"]
-            assert "1-200 printable characters" in described["description"]
-            for name in LEGAL:
-                changed = {**save_params(name), "body": "from mcp"}
-                saved = await client.call_tool("lazy_memory_save", changed)
-                assert not saved.is_error, (name, saved)
-            for name in filter(is_text, ILLEGAL):
-                refused = await client.call_tool("lazy_memory_save", save_params(name))
-                assert refused.is_error, name
+    async with mcp_client(project, tmp_path) as client:
+        tools = {tool.name: tool for tool in (await client.list_tools()).tools}
+        described = tools["lazy_memory_save"].input_schema["properties"]["name"]
+        assert "1-200 printable characters" in described["description"]
+        for name in LEGAL:
+            changed = {**save_params(name), "body": "from mcp"}
+            saved = await client.call_tool("lazy_memory_save", changed)
+            assert not saved.is_error, (name, saved)
+        for name in filter(is_text, ILLEGAL):
+            refused = await client.call_tool("lazy_memory_save", save_params(name))
+            assert refused.is_error, name
     done = await asyncio.create_subprocess_exec(
         *LAZY, "memory", "list", "--json", cwd=project, stdout=asyncio.subprocess.PIPE
     )
@@ -213,7 +222,7 @@ def test_migrate_derives_the_names_an_older_import_stored_and_resumes(
     again = lazy("memory", "migrate", "--to", "files", "--to-data", str(target))
 
     assert moved.returncode == 0, moved.stderr
-    assert f"{len(HELD) + 2} name(s) break the name rule and were renamed" in moved.stdout
+    assert f"{len(HELD) + 2} name(s) break the name rule or are a second" in moved.stdout
     assert unsafe_characters(moved.stdout) == []
     assert "Nothing to copy" in again.stdout, again.stdout + again.stderr
     in_target = {"LAZY_STORAGE": "files", "LAZY_DATA": str(target)}
@@ -243,3 +252,52 @@ def test_names_an_older_import_stored_stay_reachable_by_their_exact_name(
         assert "so it is not saved again" in refused.stderr
         assert json.loads(lazy("memory", "show", "--json", "--", name).stdout)["name"] == name
         assert lazy("memory", "rm", "--", name).returncode == 0
+
+
+async def test_every_way_in_finds_a_record_by_any_spelling_of_its_name(
+    lazy: Lazy, project: Path, tmp_path: Path
+) -> None:
+    composed, decomposed = "caf\u00e9 notes", "cafe\u0301 notes"
+    created = lazy("memory", "save", decomposed, "-t", "user", "-d", "first", "--body", "b")
+    updated = lazy("memory", "save", composed, "-d", "from the command line")
+    shown = json.loads(lazy("memory", "show", "--json", composed).stdout)
+
+    assert created.returncode == updated.returncode == 0, updated.stderr
+    assert updated.stdout.startswith(f"updated {decomposed} (user), revision 2\n")
+    assert "'caf\\xe9 notes' is the same name as the record's own spelling" in updated.stdout
+    assert (shown["name"], shown["revision"]) == (decomposed, 2)
+
+    engine = await RawClient.spawn(["engine"], dict(os.environ), tmp_path / "engine.log", project)
+    await engine.initialize()
+    saved = await engine.result("lazy/memory/save", {**save_params(composed), "body": "rpc"})
+    await engine.close()
+    assert (saved["name"], saved["revision"]) == (decomposed, 3)
+
+    async with mcp_client(project, tmp_path) as client:
+        saved_by_mcp = await client.call_tool(
+            "lazy_memory_save", {**save_params(composed), "body": "mcp"}
+        )
+        recalled = await client.call_tool("lazy_memory_recall", {"name": composed})
+    assert not saved_by_mcp.is_error
+    assert not recalled.is_error
+    assert "mcp" in str(recalled.content)
+
+    history = json.loads(lazy("memory", "history", "--json", composed).stdout)
+    assert [entry["name"] for entry in history] == [decomposed] * 4
+    assert lazy("memory", "rm", composed).returncode == 0
+    assert names_in(lazy) == set()
+
+
+def test_migrate_renames_a_second_spelling_an_older_store_holds(
+    lazy: Lazy, project: Path, isolated_environment: Path, tmp_path: Path
+) -> None:
+    asyncio.run(seed_old_imports(isolated_environment, project, ["caf\u00e9", "cafe\u0301"]))
+    target = tmp_path / "target"
+
+    moved = lazy("memory", "migrate", "--to", "files", "--to-data", str(target))
+
+    assert moved.returncode == 0, moved.stderr
+    derived = derived_name("cafe\u0301")
+    assert f"  'cafe\\u0301' -> {derived}\n" in moved.stdout
+    in_target = {"LAZY_STORAGE": "files", "LAZY_DATA": str(target)}
+    assert names_in(lazy, **in_target) == {"caf\u00e9", derived}

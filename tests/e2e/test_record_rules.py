@@ -175,3 +175,32 @@ def test_front_matter_after_a_byte_order_mark_is_front_matter(lazy: Lazy, memory
     assert "Note: Bom, note has the type 'Gotcha', outside the four" in preview.stdout
     assert (shown["description"], shown["body"]) == ("After a BOM", "B\r\n")
     assert shown["provenance"]["original_type"] == "Gotcha"
+
+
+def test_an_imported_value_keeps_every_character_and_its_record_takes_a_new_body(
+    lazy: Lazy, memory_dir: Path
+) -> None:
+    # A real memory file's description (#30 point 4), made longer than 200 characters: YAML
+    # would have read `#47 closed, ...` as a comment and `~` as null.
+    description = (
+        "Security allowlist fully resolved 2026-03-24 \u2014 0 vulns, 0 entries, #47 closed, "
+        "#66 closed; " + "every advisory checked by hand, &anchor, !tag, *alias and ~ kept. " * 3
+    )
+    (memory_dir / "allowlist.md").write_text(
+        f"---\nname: allowlist\ndescription: {description}\nmetadata:\n  type: ~\n---\nBody\n"
+    )
+    assert lazy("doctor", "--import-memory", "--yes").returncode == 0
+
+    shown = json.loads(lazy("memory", "show", "--json", "allowlist").stdout)
+    new_body = lazy("memory", "save", "allowlist", "--body", "Checked again")
+    new_type = lazy("memory", "save", "allowlist", "-t", "reference")
+    longer = lazy("memory", "save", "allowlist", "-d", description + " More.")
+
+    assert shown["description"] == description.rstrip()
+    assert shown["provenance"]["original_type"] == "~"
+    assert new_body.stdout == "updated allowlist (project), revision 2\n", new_body.stderr
+    assert new_type.stdout == "updated allowlist (reference), revision 3\n", new_type.stderr
+    assert longer.returncode == 4
+    assert "the limit is 200" in longer.stderr
+    after = json.loads(lazy("memory", "show", "--json", "allowlist").stdout)
+    assert (after["description"], after["body"]) == (description.rstrip(), "Checked again")

@@ -62,6 +62,7 @@ READS: dict[str, list[Any]] = {
     "lazy/storage/change_marker": [{}],
     "lazy/storage/get_record": [{"name": "seed-0"}],
     "lazy/storage/history": [{}],
+    "lazy/storage/spellings": [{"name": "seed-0"}],
     "lazy/storage/live_revisions": [{}],
     "lazy/storage/removed_since": [{"watermark": {"seed-0": 1}}],
     "lazy/storage/search": [{"query": {"words": ["seeded"]}, "limit": 5}],

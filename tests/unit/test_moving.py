@@ -14,6 +14,7 @@ from lazy_memory.engine.compact import Compact
 from lazy_memory.engine.errors import Conflict, PermissionDenied
 from lazy_memory.engine.identity import Identity
 from lazy_memory.engine.moving import CompactMove, MoveReport, move_store
+from lazy_memory.engine.names import derived_name
 from lazy_memory.engine.ports import Storage
 from lazy_memory.engine.records import Actor, ActorKind, Operation, RecordContent, RecordType
 from lazy_memory.engine.service import MemoryService
@@ -146,3 +147,26 @@ async def test_an_agent_may_not_move_a_store(source: SqliteStorage, target: File
         await MemoryService(source, agent, FixedClock()).move_to(target)
 
     assert await target.history() == []
+
+
+async def test_a_second_spelling_of_a_name_enters_the_target_under_a_derived_name(
+    source: SqliteStorage, target: FileStorage
+) -> None:
+    # An older store took both spellings of one name (equal after NFC) as two records; the
+    # target holds one record per name, so the one written second is renamed, reported.
+    await save(source, "caf\u00e9", "composed", 1)
+    await save(source, "cafe\u0301", "decomposed", 2)
+    await save(source, "caf\u00e9", "composed again", 3)
+
+    report = await move_store(source, target)
+    again = await move_store(source, target)
+
+    renamed = derived_name("cafe\u0301")
+    assert report.renamed == {"cafe\u0301": renamed}
+    assert again.copied == 0
+    assert {record.name for record in await target.list_records()} == {"caf\u00e9", renamed}
+    moved = await target.get_record(renamed)
+    assert moved.body == "decomposed"
+    assert moved.provenance is not None
+    assert moved.provenance.original_name == "cafe\u0301"
+    assert (await target.get_record("caf\u00e9")).revision == 2

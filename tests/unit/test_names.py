@@ -3,10 +3,14 @@ names a store already holds from before the rule."""
 
 from __future__ import annotations
 
+import re
+import unicodedata
 from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from lazy_memory.adapters.sqlite import SqliteStorage
 from lazy_memory.engine.errors import InvalidRecord
@@ -18,7 +22,9 @@ from lazy_memory.engine.names import (
     check_writable_name,
     derived_name,
     framing_problem,
+    name_key,
     name_problem,
+    spelled,
 )
 from lazy_memory.engine.records import Actor, ActorKind, Operation, RecordContent, RecordType
 from lazy_memory.engine.service import MemoryService
@@ -67,12 +73,46 @@ def test_a_derived_name_keeps_what_it_can_and_ends_with_a_hash() -> None:
     assert derived_name("a/b") != derived_name("a\\b")
 
 
+def test_a_derived_name_reads_look_alike_framing_as_the_plain_characters() -> None:
+    assert derived_name("fake\uff08project\uff09: x").startswith("fake(project) x-")
+    assert derived_name("b (user)\u2236 fake").startswith("b (user) fake-")
+    # A name with no look-alike mark keeps its characters as they are.
+    assert derived_name("\uff21\uff0f\uff22\tx").startswith("\uff21\uff0f\uff22 x-")
+
+
+TYPE_MARK_PIECES = st.sampled_from(
+    [
+        *("(", ")", ":", " ", "user", "Project", "feedback", "reference", "x", "e\u0301"),
+        *("\uff08", "\uff09", "\uff1a", "\ufe59", "\u207e", "\u2236", "\u2768", "\u3015"),
+        *("\uff55\uff53\uff45\uff52", "\u1d58\u02e2\u1d49\u02b3", "\u3000", "\u00a0"),
+    ]
+)
+"""Pieces of `(type):` and its look-alikes, for names that come near one."""
+
+
+@given(st.lists(TYPE_MARK_PIECES | st.text(max_size=3), max_size=12).map("".join))
+def test_no_name_whose_nfkc_form_holds_a_type_mark_passes_the_framing_checks(name: str) -> None:
+    folded = unicodedata.normalize("NFKC", name)
+    if re.search(r"\(\s*(user|feedback|project|reference)\s*\)\s*:", folded, re.IGNORECASE):
+        assert framing_problem(name) is not None
+        assert name_problem(name) is not None
+    # Whatever the name, its derived one obeys the rule (look-alikes included).
+    assert name_problem(derived_name(name)) is None
+
+
+def test_spellings_of_one_name_are_told_apart_in_messages() -> None:
+    assert spelled("caf\u00e9") == "'caf\\xe9'"
+    assert spelled("cafe\u0301") == "'cafe\\u0301'"
+    assert name_key("cafe\u0301") == name_key("caf\u00e9") == "caf\u00e9"
+
+
 def test_framing_is_what_even_a_held_name_must_keep() -> None:
     for name in ("tab\tname", "esc\x1b[31m", "x" * 5000, "../x", ".hidden", " lead"):
         assert framing_problem(name) is None, name
     assert framing_problem("two\nlines") is not None
     assert framing_problem("a\u2028b") is not None
     assert framing_problem("b (user): fake") is not None
+    assert framing_problem("b \uff08user\uff09\uff1a fake") is not None
     assert framing_problem("   ") is not None
     assert framing_problem("lone\ud800") is not None
 

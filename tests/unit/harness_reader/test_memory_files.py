@@ -154,3 +154,22 @@ async def test_the_planner_keeps_what_the_reader_found(
         ["imported"],
     )
     assert plan.directories == [str(memory)]
+
+
+async def test_the_planner_compares_names_as_the_store_does(
+    project: Path, data_dir: Path, home: Path, memory: Path
+) -> None:
+    # Two files naming one record in two Unicode forms (a decomposed name is what a file
+    # name from macOS gives): one record, the newer file's; a file naming a held record in
+    # another form is that record, already present.
+    write(memory / "old.md", "---\nname: cafe\u0301 notes\ndescription: older\n---\nold\n")
+    write(memory / "new.md", "---\nname: caf\u00e9 notes\ndescription: newer\n---\nnew\n")
+    os.utime(memory / "old.md", (1_000_000, 1_000_000))
+    write(memory / "kelvin.md", "---\nname: \u212aelvin\ndescription: d\n---\nb\n")
+
+    plan = plan_import(await scan(project, data_dir, home), existing=["Kelvin"])
+
+    [planned] = plan.records
+    assert (planned.content.name, planned.content.description) == ("caf\u00e9 notes", "newer")
+    assert [skipped.path for skipped in plan.superseded] == [str(memory / "old.md")]
+    assert plan.already_present == ["Kelvin"]
