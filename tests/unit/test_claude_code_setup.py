@@ -241,12 +241,9 @@ def test_the_invocation_is_lazy_only_when_path_finds_the_running_script(tmp_path
 
     assert on_path.words == ("lazy",)
     assert other.words == (str(script),)
-    assert shlex.split(other.hook_command(BOUND, ".lazy"))[:4] == [
-        str(script),
-        "memory",
-        "context",
-        "--hook",
-    ]
+    # After the shell's first statement (`exec 3<&0;`), the command quoted as one word.
+    words = shlex.split(other.hook_command(BOUND, ".lazy"))
+    assert words[2:6] == [str(script), "memory", "context", "--hook"]
     assert other.mcp_server()["command"] == str(script)
     assert module.words == ("/py", "-m", "lazy_memory.rpc.cli")
     assert module.mcp_server()["args"] == ["-m", "lazy_memory.rpc.cli", "mcp"]
