@@ -14,7 +14,7 @@ from collections.abc import Callable
 
 from lazy_memory.engine import compacting, injected, saving
 from lazy_memory.engine.compacting import CompactPlan, CompactStatus
-from lazy_memory.engine.compaction import CompactOutcome, Mode
+from lazy_memory.engine.compaction import CompactOutcome, Mode, model_plan
 from lazy_memory.engine.context import LaunchContext, Role, unavailable_context
 from lazy_memory.engine.delivery import Delivery
 from lazy_memory.engine.doctor import Diagnosis, diagnose
@@ -238,6 +238,7 @@ class MemoryService:
             importable=[planned.content.name for planned in plan.records],
             compact_error=compact_error,
             hook_limit_chars=self.hook_limit_chars,
+            model=model_plan(self.summarizer),
         )
 
     async def import_memory(
