@@ -132,7 +132,7 @@ def _print(diagnosis: Diagnosis) -> None:
     # Advice may quote the store's own words (why the compact cannot be read).
     print(visible_line(diagnosis.advice))
     if diagnosis.hook is not None:
-        print(f"Claude Code hook: {diagnosis.hook.advice}")
+        print(f"Claude Code hook: {visible_line(diagnosis.hook.advice)}")
     if diagnosis.importable:
         count = len(diagnosis.importable)
         print(

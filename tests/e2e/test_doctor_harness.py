@@ -48,7 +48,7 @@ def test_doctor_says_how_many_records_a_hook_launch_shows_and_what_helps(
 
 
 def test_with_a_model_doctor_offers_the_model_s_compact_for_the_hook_without_calling_it(
-    lazy: Lazy, isolated_environment: Path, fake_anthropic: FakeAnthropic
+    lazy: Lazy, project: Path, isolated_environment: Path, fake_anthropic: FakeAnthropic
 ) -> None:
     # 300 records: the mechanical compact is smaller than the plain index but far over the
     # hook's limit; a model's summary of the themes fits it.
@@ -57,6 +57,10 @@ def test_with_a_model_doctor_offers_the_model_s_compact_for_the_hook_without_cal
 
     with_a_model = json.loads(lazy("doctor", "--json").stdout)["hook"]["advice"]
     offline = json.loads(lazy("doctor", "--json", environment={"LAZY_OFFLINE": "1"}).stdout)
+    # The model's name is the configuration's text, shown as any other text is.
+    (project / "lazy.toml").write_text('[compact]\nmodel = "haiku\\u001b[2J"\n')
+    hostile = lazy("doctor").stdout
+    (project / "lazy.toml").unlink()
     doctor_asked = len(fake_anthropic.requests)
     compacted = lazy("memory", "compact")
     after = json.loads(lazy("doctor", "--json").stdout)["hook"]
@@ -67,6 +71,8 @@ def test_with_a_model_doctor_offers_the_model_s_compact_for_the_hook_without_cal
         "cannot know without calling the model; a rejected compact writes nothing)"
     ) in with_a_model
     assert "try `lazy memory compact`" not in offline["hook"]["advice"]
+    assert "\x1b" not in hostile
+    assert "try `lazy memory compact`: anthropic (haiku\\x1b[2J)'s summary may fit it" in hostile
     assert offline["no_model_reason"] == "LAZY_OFFLINE=1: no model calls"
     assert compacted.returncode == 0, compacted.stderr
     assert "It fits Claude Code's hook limit" in compacted.stdout
