@@ -33,12 +33,17 @@ class AnthropicSummarizer:
         self._timeout_seconds = settings.compact_timeout_seconds
         self._max_retries = max_retries
 
+    def known_failure(self) -> str | None:
+        """Why a call would fail before reaching the API (no credential), else None."""
+        if not os.environ.get("ANTHROPIC_API_KEY"):
+            return "no ANTHROPIC_API_KEY is set: export one, or set [compact] command in lazy.toml"
+        return None
+
     async def summarize(self, prompt: str) -> str:
         """The model's answer to prompt, as text; any failure raises LLMUnavailable."""
-        if not os.environ.get("ANTHROPIC_API_KEY"):
-            raise LLMUnavailable(
-                "no ANTHROPIC_API_KEY is set: export one, or set [compact] command in lazy.toml"
-            )
+        failure = self.known_failure()
+        if failure is not None:
+            raise LLMUnavailable(failure)
         from anthropic import AnthropicError, AsyncAnthropic
 
         # The client's timeout bounds each attempt; this one bounds the attempts and the

@@ -10,6 +10,7 @@ import asyncio
 import contextlib
 import os
 import shlex
+import shutil
 import signal
 
 from lazy_memory.adapters.config import Settings
@@ -53,7 +54,18 @@ class CommandSummarizer:
             raise LLMUnavailable(f"[compact] command {self.model!r} printed nothing")
         return answer
 
-    async def _start(self) -> asyncio.subprocess.Process:
+    def known_failure(self) -> str | None:
+        """Why the command cannot be run at all (it cannot be split, is empty or is not
+        found), else None: what it answers only running it tells."""
+        try:
+            program = self._arguments()[0]
+        except LLMUnavailable as error:
+            return error.message
+        if shutil.which(program) is None:
+            return f"[compact] command {self.model!r} cannot be run: {program!r} is not found"
+        return None
+
+    def _arguments(self) -> list[str]:
         try:
             arguments = shlex.split(self.model)
         except ValueError as error:
@@ -62,6 +74,10 @@ class CommandSummarizer:
             ) from None
         if not arguments:
             raise LLMUnavailable("[compact] command is empty")
+        return arguments
+
+    async def _start(self) -> asyncio.subprocess.Process:
+        arguments = self._arguments()
         try:
             # A session of its own, so a timeout kills whatever the command started too.
             return await asyncio.create_subprocess_exec(

@@ -8,6 +8,8 @@ from lazy_memory.adapters.config import Settings
 from lazy_memory.engine.errors import LLMUnavailable
 from lazy_memory.engine.ports import Summarizer
 
+OFFLINE = "LAZY_OFFLINE=1: no model calls"
+
 
 class OfflineSummarizer:
     """A Summarizer that refuses every call (LAZY_OFFLINE=1), naming the one it stands in for."""
@@ -18,7 +20,11 @@ class OfflineSummarizer:
 
     async def summarize(self, prompt: str) -> str:
         """Never an answer: raises LLMUnavailable without any model call."""
-        raise LLMUnavailable("LAZY_OFFLINE=1: no model calls")
+        raise LLMUnavailable(OFFLINE)
+
+    def known_failure(self) -> str:
+        """Always the same: no call is ever made."""
+        return OFFLINE
 
 
 def open_summarizer(settings: Settings) -> Summarizer:

@@ -24,3 +24,7 @@ class Compact(BaseModel):
     generated_at: datetime
     generated_by: Actor
     watermark: Watermark
+    model_rejected: str | None = None
+    """The model (`generator (model)`) whose summary of these same records `auto` asked for
+    and rejected by the never-grow rule before writing this mechanical compact instead: doctor
+    then knows that compacting again with it does not help."""

@@ -90,8 +90,10 @@ async def compact(
                 raise
             fallback_reason = error.message
     judged = None if candidate is None else measure(records, candidate, current, removed)
-    if judged is not None and not judged.accepted and mode is Mode.AUTO:
+    model_rejected: str | None = None
+    if candidate is not None and judged is not None and not judged.accepted and mode is Mode.AUTO:
         fallback_reason = f"the model's summary {compaction.why_rejected(judged)}"
+        model_rejected = compaction.generator_label(candidate.generator, candidate.model)
         candidate, omitted, judged = None, [], None
     if candidate is None or judged is None:
         candidate = _new_compact(
@@ -101,6 +103,7 @@ async def compact(
             None,
             clock,
             author,
+            model_rejected,
         )
         judged = measure(records, candidate, current, removed)
     if not judged.accepted:
@@ -156,7 +159,7 @@ async def _llm_candidate(
     records: list[IndexEntry], summarizer: Summarizer | None, clock: Clock, author: Actor
 ) -> tuple[Compact, list[IndexEntry]]:
     if summarizer is None:
-        raise LLMUnavailable("no summarizer is configured")
+        raise LLMUnavailable(compaction.NO_SUMMARIZER)
     answer = await summarizer.summarize(compaction.summary_prompt(records))
     if not answer.strip():
         raise LLMUnavailable("the model returned an empty answer")
@@ -172,6 +175,7 @@ def _new_compact(
     model: str | None,
     clock: Clock,
     author: Actor,
+    model_rejected: str | None = None,
 ) -> Compact:
     return compaction.new_compact(
         records,
@@ -180,4 +184,5 @@ def _new_compact(
         model=model,
         generated_at=clock.now(),
         generated_by=author,
+        model_rejected=model_rejected,
     )

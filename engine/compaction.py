@@ -16,7 +16,7 @@ import re
 from collections.abc import Sequence
 from datetime import datetime
 from enum import StrEnum
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from pydantic import BaseModel
 
@@ -27,6 +27,9 @@ from lazy_memory.engine.index import Indexed, IndexedT, index_line, shown_descri
 from lazy_memory.engine.records import Actor, RecordType
 from lazy_memory.engine.visible import visible_line
 
+if TYPE_CHECKING:
+    from lazy_memory.engine.ports import Summarizer
+
 MECHANICAL = "mechanical"
 NOT_COVERED = "## Not covered by the summary above"
 CURATE = (
@@ -35,6 +38,38 @@ CURATE = (
     "acceptable"
 )
 """The remedy when no compact can help (a sentence's second half: callers capitalize it)."""
+
+
+NO_SUMMARIZER = "no summarizer is configured"
+"""Why auto asks no model when there is no summarizer at all (a service built without one)."""
+
+
+class ModelPlan(NamedTuple):
+    """The model `lazy memory compact` (auto) would ask first, known without calling it."""
+
+    label: str | None
+    """`generator (model)` when a call would reach a model; None when auto would go straight
+    to the mechanical generator."""
+    why_none: str | None = None
+    """Why no model would be called (none configured, LAZY_OFFLINE=1, no credential...)."""
+
+
+NO_MODEL = ModelPlan(None, NO_SUMMARIZER)
+
+
+def model_plan(summarizer: Summarizer | None) -> ModelPlan:
+    """The model auto would ask, or why none: the summarizer's known failure, never a call."""
+    if summarizer is None:
+        return NO_MODEL
+    failure = summarizer.known_failure()
+    if failure is not None:
+        return ModelPlan(None, failure)
+    return ModelPlan(generator_label(summarizer.name, summarizer.model))
+
+
+def generator_label(generator: str, model: str | None) -> str:
+    """A generator as doctor and a compact name it: `anthropic (claude-haiku-4-5)`."""
+    return generator if model is None else f"{generator} ({model})"
 
 
 class Mode(StrEnum):
@@ -116,6 +151,7 @@ def new_compact(
     model: str | None,
     generated_at: datetime,
     generated_by: Actor,
+    model_rejected: str | None = None,
 ) -> Compact:
     """A compact of summary, whose watermark is exactly the records it was made from."""
     return Compact(
@@ -126,6 +162,7 @@ def new_compact(
         generated_at=generated_at,
         generated_by=generated_by,
         watermark={record.name: record.revision for record in records},
+        model_rejected=model_rejected,
     )
 
 

@@ -1,11 +1,22 @@
 """`lazy doctor`'s diagnosis: the injected size, the compact's freshness, and what helps.
 
-The remedy is conditional, and it is always one that then succeeds (never a circle with
-`lazy memory compact`): compact when a compact of the records would be accepted by the
-never-grow rule (compaction.measure, the same check the command makes) and there is no
-compact or it is behind; clear a compact that costs more than the plain index when a
-recompact would be rejected; otherwise curate the records or raise warn_bytes. A current
-compact is never the thing to redo: regenerating it from the same records cannot help.
+Doctor predicts `lazy memory compact` with the generator the command would use
+(compaction.model_plan: auto asks the model first, unless a call could not reach it, then
+falls back to the mechanical generator), and makes no model call itself. The mechanical
+compact it builds and measures with the never-grow rule (compaction.measure, the check the
+command makes); a model's summary only a call can judge. So its remedy is always one that
+then succeeds, or, where only the model could tell, a try that says so and what helps if the
+try is rejected (a rejected compact writes nothing); it never advises against a compact that
+would work, and never sends the user round a circle:
+
+- compact when there is no compact or it is behind, and the mechanical compact would be
+  accepted (auto falls back to it, so the command succeeds whatever a model does);
+- clear a compact that costs more than the plain index when no compact surely helps;
+- try compact when only the model's summary could be accepted, and for a current compact
+  written by another generator, unless that model's summary of the same records was already
+  rejected (Compact.model_rejected);
+- otherwise curate the records or raise warn_bytes. A current compact is never regenerated
+  by the generator that wrote it: a new one would summarize the same records the same way.
 """
 
 from __future__ import annotations
@@ -13,13 +24,19 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime
 from enum import StrEnum
+from typing import NamedTuple
 
 from pydantic import BaseModel
 
 from lazy_memory.engine.compact import Compact
 from lazy_memory.engine.compaction import (
     CURATE,
+    MECHANICAL,
+    NO_MODEL,
+    ModelPlan,
+    Sizes,
     clear_remedy,
+    generator_label,
     measure,
     mechanical_summary,
     new_compact,
@@ -37,6 +54,9 @@ class Remedy(StrEnum):
 
     NONE = "none"
     COMPACT = "compact"
+    TRY_COMPACT = "try-compact"
+    """`lazy memory compact`: only the model's summary could be accepted, which doctor cannot
+    know without calling the model; the advice says what helps if it is rejected."""
     CLEAR = "clear"
     """`lazy memory compact --clear`: the compact costs more than the plain index."""
     CURATE = "curate"
@@ -73,6 +93,22 @@ class Diagnosis(BaseModel):
     compact_error: str | None = None
     """Why the compact slot cannot be read (launches then get the plain index)."""
     hook: HookFit | None = None
+    next_compact_model: str | None = None
+    """The model `lazy memory compact` would ask first (`generator (model)`); None when it
+    would use the mechanical generator only, for no_model_reason."""
+    no_model_reason: str | None = None
+
+
+class _Store(NamedTuple):
+    """What the remedy is decided on: the store as launches read it, and the model to come."""
+
+    records: Sequence[Indexed]
+    compact: Compact | None
+    removed: list[str]
+    behind: bool
+    """There is a compact, and records were written or removed since it."""
+    now: datetime
+    model: ModelPlan
 
 
 def diagnose(
@@ -85,13 +121,17 @@ def diagnose(
     importable: list[str] | None = None,
     compact_error: str | None = None,
     hook_limit_chars: int | None = None,
+    model: ModelPlan = NO_MODEL,
 ) -> Diagnosis:
-    """Measure what a launch injects and decide what, if anything, would help."""
+    """Measure what a launch injects and decide what, if anything, would help.
+
+    model is what `lazy memory compact` would ask for a summary (compaction.model_plan).
+    """
     size = assembled_size(records, compact, removed)
     plain = assembled_size(records, None, [])
     newer = [] if compact is None else [record.name for record in written_since(records, compact)]
-    behind = compact is not None and bool(newer or removed)
-    remedy, advice = _remedy(size, plain, warn_bytes, records, compact, removed, behind, now)
+    store = _Store(records, compact, removed, bool(newer or removed), now, model)
+    remedy, advice = _remedy(size, plain, warn_bytes, store)
     if compact_error is not None:
         advice = (
             f"The compact cannot be read ({compact_error}), so launches get the plain index: "
@@ -112,35 +152,34 @@ def diagnose(
         advice=advice,
         importable=importable or [],
         compact_error=compact_error,
-        hook=None
-        if hook_limit_chars is None
-        else hook_fit(records, compact, removed, warn_bytes, hook_limit_chars, now),
+        hook=None if hook_limit_chars is None else hook_fit(store, warn_bytes, hook_limit_chars),
+        next_compact_model=model.label,
+        no_model_reason=model.why_none,
     )
 
 
-def hook_fit(
-    records: Sequence[Indexed],
-    compact: Compact | None,
-    removed: list[str],
-    warn_bytes: int,
-    limit: int,
-    now: datetime,
-) -> HookFit:
-    """How many records a hook launch shows inline, and the remedy that works if not all."""
-    context = launch_context(Role.BUILDER, records, compact, removed, warn_bytes)
+def hook_fit(store: _Store, warn_bytes: int, limit: int) -> HookFit:
+    """How many records a hook launch shows inline, and the remedies that work if not all."""
+    records = store.records
+    context = launch_context(Role.BUILDER, records, store.compact, store.removed, warn_bytes)
     delivery = deliver(context, records, limit)
     shown = f"A hook launch shows {delivery.listed:,} of {len(records):,} records inline"
     if not delivery.fitted:
         advice = f"{shown}: the whole section fits Claude Code's hook limit ({limit:,} characters)."
     else:
         remedies = []
-        trial = _mechanical_trial(records, now)
+        trial = _mechanical_trial(store)
         if (
             harness_length(launch_context(Role.BUILDER, records, trial, [], warn_bytes).text)
             <= limit
-            and measure(records, trial, compact, removed).accepted
+            and _measure(store, trial).accepted
         ):
             remedies.append("run `lazy memory compact`: a compact of these records fits it")
+        elif _model_may_help(store):
+            remedies.append(
+                f"try `lazy memory compact`: {store.model.label}'s summary may fit it (doctor "
+                "cannot know without calling the model; a rejected compact writes nothing)"
+            )
         remedies.append(
             "start orchestrated sessions with `lazy launch claude`, which carries the whole "
             "section in the system prompt"
@@ -160,42 +199,51 @@ def hook_fit(
     )
 
 
-def _mechanical_trial(records: Sequence[Indexed], now: datetime) -> Compact:
+def _mechanical_trial(store: _Store) -> Compact:
     return new_compact(
-        records,
-        mechanical_summary(records),
-        generator="mechanical",
+        store.records,
+        mechanical_summary(store.records),
+        generator=MECHANICAL,
         model=None,
-        generated_at=now,
+        generated_at=store.now,
         generated_by=Actor(kind=ActorKind.SYSTEM, detail="doctor"),
     )
 
 
-def _remedy(
-    size: int,
-    plain: int,
-    warn_bytes: int,
-    records: Sequence[Indexed],
-    compact: Compact | None,
-    removed: list[str],
-    behind: bool,
-    now: datetime,
-) -> tuple[Remedy, str]:
+def _measure(store: _Store, candidate: Compact) -> Sizes:
+    return measure(store.records, candidate, store.compact, store.removed)
+
+
+def _model_may_help(store: _Store) -> bool:
+    """Whether `lazy memory compact` would ask a model whose summary only a call can judge.
+
+    Not for a current compact written by that generator (a new one summarizes the same
+    records the same way), nor one written after that model's summary of them was rejected.
+    """
+    label, compact = store.model.label, store.compact
+    if label is None:
+        return False
+    if compact is None or store.behind:
+        return True
+    return label not in (generator_label(compact.generator, compact.model), compact.model_rejected)
+
+
+def _asks_the_model(store: _Store) -> str:
+    return (
+        f"`lazy memory compact` asks {store.model.label} first, whose summary may be smaller; "
+        "doctor cannot know without calling the model"
+    )
+
+
+def _remedy(size: int, plain: int, warn_bytes: int, store: _Store) -> tuple[Remedy, str]:
     if size <= warn_bytes:
         return Remedy.NONE, f"The injected memory is within its advisory size ({warn_bytes} bytes)."
-    if compact is not None and not behind:
-        if size > plain:
-            return Remedy.CLEAR, (
-                "The compact is current but costs more than the plain index; "
-                + clear_remedy(size, plain)
-                + "."
-            )
-        return Remedy.CURATE, (
-            "The compact is current, so compacting again cannot help. " + _sentence(CURATE)
-        )
+    compact = store.compact
+    if compact is not None and not store.behind:
+        return _current_remedy(size, plain, store, compact)
     # The mechanical compact is what `lazy memory compact` falls back to: if the never-grow
     # rule accepts it, the command succeeds whatever a model does.
-    judged = measure(records, _mechanical_trial(records, now), compact, removed)
+    judged = _measure(store, _mechanical_trial(store))
     if judged.accepted:
         if compact is None:
             return Remedy.COMPACT, "There is no compact: run `lazy memory compact` to write one."
@@ -203,12 +251,72 @@ def _remedy(
             "The compact is behind the records: run `lazy memory compact` to fold the newer "
             "writes and removals into it."
         )
-    if compact is None:
-        return Remedy.CURATE, "A compact would not make this section smaller. " + _sentence(CURATE)
-    remedy = Remedy.CLEAR if judged.clearing_helps else Remedy.CURATE
-    return remedy, (
-        "The compact is behind the records, but `lazy memory compact` would be rejected: a new "
-        f"compact {why_rejected(judged)}. Instead, {what_helps(judged)}."
+    if not _model_may_help(store):
+        mechanical = f"the mechanical generator ({store.model.why_none})"
+        if compact is None:
+            return Remedy.CURATE, (
+                "A compact would not make this section smaller: `lazy memory compact` would "
+                f"use {mechanical}, whose compact {why_rejected(judged)}. {_sentence(CURATE)}"
+            )
+        remedy = Remedy.CLEAR if judged.clearing_helps else Remedy.CURATE
+        return remedy, (
+            "The compact is behind the records, but `lazy memory compact` would be rejected: it "
+            f"would use {mechanical}, and a new compact {why_rejected(judged)}. Instead, "
+            f"{what_helps(judged)}."
+        )
+    state = "There is no compact" if compact is None else "The compact is behind the records"
+    found = (
+        f"{state}, and a mechanical compact {why_rejected(judged)}; but {_asks_the_model(store)}."
+    )
+    if judged.clearing_helps:
+        # What surely helps comes first; the model's try, if still wanted, after it.
+        return Remedy.CLEAR, f"{found} What surely helps: {what_helps(judged)}."
+    stays = "" if compact is None else " and the current compact stays"
+    return Remedy.TRY_COMPACT, (
+        f"{found} Run `lazy memory compact` to try it: a rejected compact writes nothing{stays}. "
+        f"If it is rejected, {what_helps(judged)}."
+    )
+
+
+def _current_remedy(size: int, plain: int, store: _Store, compact: Compact) -> tuple[Remedy, str]:
+    """The remedy when the compact covers every record as it is now."""
+    if size > plain:
+        return Remedy.CLEAR, (
+            "The compact is current but costs more than the plain index; "
+            + clear_remedy(size, plain)
+            + "."
+        )
+    written_by = (
+        "the mechanical generator"
+        if compact.generator == MECHANICAL
+        else generator_label(compact.generator, compact.model)
+    )
+    if _model_may_help(store):
+        return Remedy.TRY_COMPACT, (
+            f"The compact is current, but {written_by} wrote it, and {_asks_the_model(store)}. "
+            "Run `lazy memory compact` to try it: it writes a compact only if launches then "
+            f"inject no more than now. If they inject no less, {CURATE}."
+        )
+    if store.model.label is None and compact.generator != MECHANICAL:
+        judged = _measure(store, _mechanical_trial(store))
+        if judged.accepted and judged.candidate < judged.now:
+            return Remedy.COMPACT, (
+                f"The compact is current, but the mechanical compact `lazy memory compact` "
+                f"would write instead ({store.model.why_none}) is smaller: run "
+                "`lazy memory compact`."
+            )
+        return Remedy.CURATE, (
+            f"The compact is current, and the mechanical compact `lazy memory compact` would "
+            f"write instead ({store.model.why_none}) would not be smaller. {_sentence(CURATE)}"
+        )
+    if store.model.label is not None and compact.model_rejected == store.model.label:
+        why = (
+            f"{compact.model_rejected}'s summary of these records was rejected when it was written"
+        )
+    else:
+        why = f"a new one would summarize the same records with what wrote it, {written_by}"
+    return Remedy.CURATE, (
+        f"The compact is current, so compacting again cannot help: {why}. {_sentence(CURATE)}"
     )
 
 

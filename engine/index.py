@@ -59,6 +59,15 @@ class IndexEntry(NamedTuple):
     """When the live revision was written (timezone-aware, UTC), as Record.updated_at has it."""
 
 
+class IndexUnavailable(NamedTuple):
+    """What a read of the index answers when the store cannot be read: never an empty index."""
+
+    marker: str
+    """The UNAVAILABLE marker, exactly the section a launch gets from this store now."""
+    error: str
+    """Why the store could not be read: one line, made visible."""
+
+
 def collapse_whitespace(text: str) -> str:
     """Text with every run of whitespace (line breaks included) turned into one space."""
     # Every whitespace character but the ASCII space is unprintable, so a printable text with

@@ -174,6 +174,12 @@ class Summarizer(Protocol):
         """The model's answer to prompt, as text."""
         ...
 
+    def known_failure(self) -> str | None:
+        """The failure summarize would meet before reaching any model (LAZY_OFFLINE=1, no
+        credential, no such command), known without a call and at no cost; None when a call
+        would reach the model, whose answer only the call can tell."""
+        ...
+
 
 class Change(BaseModel):
     """A write committed to the store: the name, its new revision, and what the write was."""

@@ -9,16 +9,16 @@ agent reads freely and writes nothing.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
-from functools import partial
 
 from lazy_memory.engine import compacting, injected, saving
 from lazy_memory.engine.compacting import CompactPlan, CompactStatus
-from lazy_memory.engine.compaction import CompactOutcome, Mode
-from lazy_memory.engine.context import LaunchContext, Role
+from lazy_memory.engine.compaction import CompactOutcome, Mode, model_plan
+from lazy_memory.engine.context import LaunchContext, Role, unavailable_context
 from lazy_memory.engine.delivery import Delivery
 from lazy_memory.engine.doctor import Diagnosis, diagnose
-from lazy_memory.engine.errors import InvalidQuery, NotFound, PermissionDenied
+from lazy_memory.engine.errors import InvalidQuery, LazyMemoryError, NotFound, PermissionDenied
 from lazy_memory.engine.identity import Identity, agent_name
 from lazy_memory.engine.importing import (
     HarnessReader,
@@ -27,7 +27,7 @@ from lazy_memory.engine.importing import (
     import_memory,
     import_plan,
 )
-from lazy_memory.engine.index import IndexEntry, index_page
+from lazy_memory.engine.index import IndexEntry, IndexUnavailable
 from lazy_memory.engine.limits import DEFAULT_WARN_BYTES
 from lazy_memory.engine.moving import MoveReport, move_store
 from lazy_memory.engine.names import by_any_spelling, held_spelling, storable
@@ -43,6 +43,8 @@ from lazy_memory.engine.records import MAX_BODY_BYTES, HistoryEntry, Record
 from lazy_memory.engine.saving import SavedRecord
 from lazy_memory.engine.search_model import DEFAULT_LIMIT, MAX_LIMIT, SearchHit
 from lazy_memory.engine.search_parser import parse_query
+
+logger = logging.getLogger(__name__)
 
 
 class MemoryService:
@@ -85,9 +87,19 @@ class MemoryService:
         reader that turns each entry into something else, and never needs them all at once."""
         return await fold_index(self.storage, fold)
 
-    async def index_page(self, page: int, size: int) -> tuple[list[IndexEntry], int]:
-        """Page page (from 1) of the index in pages of size entries, and how many it has."""
-        return await self.fold_index(partial(index_page, page=page, size=size))
+    async def readable_index(
+        self, fold: Callable[[IndexBatches], FoldT]
+    ) -> FoldT | IndexUnavailable:
+        """fold's answer on the index, or, when the store cannot be read, the marker a launch
+        gets and why (logged): for a client's index view, which must never show an unreadable
+        store as an empty one."""
+        try:
+            return await self.fold_index(fold)
+        except LazyMemoryError as error:
+            logger.error("memory index unavailable: %s", error)
+            # The launch section's own marker, so every way in says it in the same words.
+            marker = unavailable_context(Role.AGENT, str(error), self.warn_bytes)
+            return IndexUnavailable(marker.text, marker.error or "")
 
     async def recall(self, name: str) -> Record:
         """One live record in full, found by any spelling of its name (engine/names.py)."""
@@ -226,6 +238,7 @@ class MemoryService:
             importable=[planned.content.name for planned in plan.records],
             compact_error=compact_error,
             hook_limit_chars=self.hook_limit_chars,
+            model=model_plan(self.summarizer),
         )
 
     async def import_memory(

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel
@@ -16,6 +17,7 @@ from lazy_memory.engine.delivery import page
 from lazy_memory.engine.doctor import Diagnosis
 from lazy_memory.engine.errors import InvalidRecord, NotFound
 from lazy_memory.engine.importing import ImportResult
+from lazy_memory.engine.index import IndexUnavailable, index_page
 from lazy_memory.engine.records import HistoryEntry
 from lazy_memory.engine.references import name_in_uri, record_markdown
 from lazy_memory.engine.saving import SavedRecord
@@ -37,6 +39,7 @@ from lazy_memory.wire.memory import (
     SaveParams,
     SearchParams,
     SearchResult,
+    unavailable_index,
 )
 from lazy_memory.wire.params import HistoryParams, NameParams, NoParams, Params
 
@@ -71,9 +74,15 @@ async def _recall(service: MemoryService, params: RecallParams) -> RecallResult 
         return RecallResult(record=await service.recall(params.name))
     if params.page is None:
         # The whole index, written as JSON batch by batch as the store hands it over.
-        return {"records": await service.fold_index(encoded_index)}
+        encoded = await service.readable_index(encoded_index)
+        if isinstance(encoded, IndexUnavailable):
+            return unavailable_index(encoded)
+        return {"records": encoded}
     size = params.page_size
-    shown, count = await service.index_page(params.page, size)
+    paged = await service.readable_index(partial(index_page, page=params.page, size=size))
+    if isinstance(paged, IndexUnavailable):
+        return unavailable_index(paged)
+    shown, count = paged
     page, pages = params.page, max(1, -(-count // size))
     if page > pages:
         raise InvalidRecord(f"there is no page {page}: the index has {pages}")

@@ -6,11 +6,14 @@ Diagnosis, an ImportResult) are the engine's own models; the rest are here.
 
 from __future__ import annotations
 
+from typing import Any
+
 from pydantic import BaseModel, Field, StrictBool, model_validator
 
 from lazy_memory.engine.compacting import CompactStatus
 from lazy_memory.engine.compaction import CompactOutcome, Mode
 from lazy_memory.engine.context import LaunchContext, Role
+from lazy_memory.engine.index import IndexUnavailable
 from lazy_memory.engine.records import HistoryEntry, Record
 from lazy_memory.engine.search_model import DEFAULT_LIMIT, MAX_LIMIT, SearchHit
 from lazy_memory.wire.index import IndexEntry
@@ -34,12 +37,30 @@ class RecallParams(Params):
 
 
 class RecallResult(OneOf):
-    """The index (`records`, with `page`/`pages` when paged) without a name, else `record`."""
+    """The index (`records`, with `page`/`pages` when paged) without a name, else `record`.
+
+    On a store that cannot be read the index is `unavailable_index`'s answer instead.
+    """
 
     records: list[IndexEntry] | None = None
     record: Record | None = None
     page: int | None = None
     pages: int | None = None
+    unavailable: str | None = None
+    """The UNAVAILABLE marker, when the store cannot be read (`records` is then null)."""
+    error: str | None = None
+    """Why the store cannot be read, beside the marker."""
+
+
+def unavailable_index(unavailable: IndexUnavailable) -> dict[str, Any]:
+    """The index's answer (whole or a page) on a store that cannot be read.
+
+    `records` is null, never an empty list: a client that reads only `records` fails on it
+    rather than showing an unreadable store as one with no records. `unavailable` is the
+    marker a launch gets from that store (what `lazy/memory/context` answers as its `text`),
+    and `error` why.
+    """
+    return {"records": None, "unavailable": unavailable.marker, "error": unavailable.error}
 
 
 class SaveParams(Params):

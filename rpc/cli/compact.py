@@ -173,11 +173,16 @@ def _print_status(status: CompactStatus) -> None:
         )
         return
     model = f" ({compact.model})" if compact.model else ""
+    rejected = (
+        ""
+        if compact.model_rejected is None
+        else f", as {compact.model_rejected}'s summary of these records was not accepted"
+    )
     # The compact slot is stored text like any other: every part of it is made visible.
     print(
         visible_line(
             f"Compact generated {_when(compact.generated_at)} by {compact.generated_by} with "
-            f"{compact.generator}{model}."
+            f"{compact.generator}{model}{rejected}."
         )
     )
     print(

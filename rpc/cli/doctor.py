@@ -22,9 +22,10 @@ if TYPE_CHECKING:
 
 # Keyed by the values of the engine's Remedy (a StrEnum, so its members find them), which
 # this module does not import until doctor runs.
-EXIT_STATUSES = {"none": 0, "compact": 10, "curate": 11, "clear": 12}
+EXIT_STATUSES = {"none": 0, "compact": 10, "curate": 11, "clear": 12, "try-compact": 13}
 """doctor's exit status by remedy, for scripts: 0 nothing to do, 10 compact, 11 curate,
-12 clear the compact."""
+12 clear the compact, 13 try compacting (only the model's summary could be accepted, which
+doctor cannot know without calling the model)."""
 
 
 def add_commands(commands: Any) -> None:
@@ -36,7 +37,9 @@ def add_commands(commands: Any) -> None:
         description="Measure the memory section launches inject against [memory] warn_bytes, "
         "report how stale the compact is, and recommend what helps. Exit status: 0 nothing to "
         "do, 10 run `lazy memory compact`, 11 curate the records or raise warn_bytes, 12 run "
-        "`lazy memory compact --clear` (the compact costs more than the plain index).",
+        "`lazy memory compact --clear` (the compact costs more than the plain index), 13 try "
+        "`lazy memory compact` (only the model's summary could help, which doctor cannot know "
+        "without calling the model; a rejected compact writes nothing).",
     )
     doctor.add_argument(
         "--import-memory",
@@ -129,7 +132,7 @@ def _print(diagnosis: Diagnosis) -> None:
     # Advice may quote the store's own words (why the compact cannot be read).
     print(visible_line(diagnosis.advice))
     if diagnosis.hook is not None:
-        print(f"Claude Code hook: {diagnosis.hook.advice}")
+        print(f"Claude Code hook: {visible_line(diagnosis.hook.advice)}")
     if diagnosis.importable:
         count = len(diagnosis.importable)
         print(

@@ -14,6 +14,8 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -113,6 +115,14 @@ def saved_store(base: Path) -> Path:
     return data_dir
 
 
+def corrupt_store(base: Path) -> Path:
+    """A store that cannot be read: its memory.db is not a database."""
+    data_dir = base / "data"
+    data_dir.mkdir(parents=True)
+    (data_dir / "memory.db").write_bytes(b"not a database at all " * 200)
+    return data_dir
+
+
 def prepare(base: Path, store: Path) -> tuple[Path, Path, Path]:
     """A project (a git root) with notes.md, and a copy of the store of its own."""
     project = base / "project"
@@ -177,6 +187,24 @@ def finish(process: subprocess.Popen[str], output: Path, base: Path) -> Session:
     if "fatal" in observations or process.returncode != 0:
         pytest.fail(f"the Neovim script failed: {observations.get('fatal')}\n{log}", pytrace=False)
     return Session(observations, base / "data", base / "project", log)
+
+
+@contextmanager
+def sessions_of(
+    scenarios: dict[str, tuple[Path, Path, dict[str, str]]],
+) -> Iterator[dict[str, Session]]:
+    """One Neovim per scenario (its base folder, store and extra environment), run at once."""
+    started = {
+        name: (start(base, store, name, extra), base)
+        for name, (base, store, extra) in scenarios.items()
+    }
+    try:
+        yield {name: finish(*running, base) for name, (running, base) in started.items()}
+    finally:
+        for (process, _), _ in started.values():
+            if process.poll() is None:
+                process.kill()
+                process.wait()
 
 
 def by_line(items: list[dict[str, Any]]) -> dict[int, list[dict[str, Any]]]:

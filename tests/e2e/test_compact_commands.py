@@ -141,6 +141,26 @@ def test_a_summary_longer_than_the_index_is_rejected_and_the_old_compact_kept(
     assert lazy("memory", "compact", "--show", "--json").stdout == before
 
 
+def test_the_mechanical_compact_auto_wrote_names_the_model_whose_summary_was_rejected(
+    lazy: Lazy, records: list[Record], fake_anthropic: FakeAnthropic
+) -> None:
+    fake_anthropic.script(lambda request: request.prompt * 2)
+
+    compacted = lazy("memory", "compact")
+    shown = lazy("memory", "compact", "--show").stdout
+    as_json = json.loads(lazy("memory", "compact", "--show", "--json").stdout)
+
+    assert compacted.returncode == 0, compacted.stderr
+    assert "Used the mechanical generator instead: the model's summary would not shrink" in (
+        compacted.stdout
+    )
+    assert (
+        "with mechanical, as anthropic (claude-haiku-4-5)'s summary of these records was not "
+        "accepted."
+    ) in shown
+    assert as_json["compact"]["model_rejected"] == "anthropic (claude-haiku-4-5)"
+
+
 def test_a_command_summarizer_gets_the_prompt_on_stdin(
     lazy: Lazy, records: list[Record], project: Path
 ) -> None:

@@ -13,6 +13,8 @@ import pytest
 from bench.corpus import fill_store
 from lazy_memory.adapters.sqlite import SqliteStorage
 from tests.e2e.conftest import Lazy
+from tests.e2e.test_compact_rules import themes
+from tests.fake_anthropic import FakeAnthropic
 
 
 def fill(data_dir: Path, count: int) -> None:
@@ -43,6 +45,38 @@ def test_doctor_says_how_many_records_a_hook_launch_shows_and_what_helps(
     assert f"Claude Code hook: A hook launch shows {hook['listed']:,} of 300 records" in (
         printed.stdout
     )
+
+
+def test_with_a_model_doctor_offers_the_model_s_compact_for_the_hook_without_calling_it(
+    lazy: Lazy, project: Path, isolated_environment: Path, fake_anthropic: FakeAnthropic
+) -> None:
+    # 300 records: the mechanical compact is smaller than the plain index but far over the
+    # hook's limit; a model's summary of the themes fits it.
+    fill(isolated_environment, 300)
+    fake_anthropic.script(themes)
+
+    with_a_model = json.loads(lazy("doctor", "--json").stdout)["hook"]["advice"]
+    offline = json.loads(lazy("doctor", "--json", environment={"LAZY_OFFLINE": "1"}).stdout)
+    # The model's name is the configuration's text, shown as any other text is.
+    (project / "lazy.toml").write_text('[compact]\nmodel = "haiku\\u001b[2J"\n')
+    hostile = lazy("doctor").stdout
+    (project / "lazy.toml").unlink()
+    doctor_asked = len(fake_anthropic.requests)
+    compacted = lazy("memory", "compact")
+    after = json.loads(lazy("doctor", "--json").stdout)["hook"]
+
+    assert doctor_asked == 0, "doctor called the model"
+    assert (
+        "try `lazy memory compact`: anthropic (claude-haiku-4-5)'s summary may fit it (doctor "
+        "cannot know without calling the model; a rejected compact writes nothing)"
+    ) in with_a_model
+    assert "try `lazy memory compact`" not in offline["hook"]["advice"]
+    assert "\x1b" not in hostile
+    assert "try `lazy memory compact`: anthropic (haiku\\x1b[2J)'s summary may fit it" in hostile
+    assert offline["no_model_reason"] == "LAZY_OFFLINE=1: no model calls"
+    assert compacted.returncode == 0, compacted.stderr
+    assert "It fits Claude Code's hook limit" in compacted.stdout
+    assert "the whole section fits" in after["advice"]
 
 
 def test_doctor_on_a_small_store_says_the_whole_section_fits(lazy: Lazy) -> None:

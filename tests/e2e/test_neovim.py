@@ -21,10 +21,10 @@ from tests.e2e.neovim_sessions import (
     Session,
     by_line,
     cli,
-    finish,
+    corrupt_store,
     nvim_binary,
     saved_store,
-    start,
+    sessions_of,
 )
 
 pytestmark = pytest.mark.nvim
@@ -37,18 +37,23 @@ def sessions(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Ses
     store = saved_store(tmp_path_factory.mktemp("nvim-store"))
     builder_base = tmp_path_factory.mktemp("nvim-builder")
     agent_base = tmp_path_factory.mktemp("nvim-agent")
-    builder = start(builder_base, store, "builder", {})
-    agent = start(agent_base, store, "agent", {"LAZY_TASK_ID": "task-42"})
-    try:
-        yield {
-            "builder": finish(*builder, builder_base),
-            "agent": finish(*agent, agent_base),
+    with sessions_of(
+        {
+            "builder": (builder_base, store, {}),
+            "agent": (agent_base, store, {"LAZY_TASK_ID": "task-42"}),
         }
-    finally:
-        for process, _ in (builder, agent):
-            if process.poll() is None:
-                process.kill()
-                process.wait()
+    ) as sessions:
+        yield sessions
+
+
+@pytest.fixture(scope="module")
+def unreadable(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Session]:
+    """A session on a store that cannot be read."""
+    nvim_binary()
+    store = corrupt_store(tmp_path_factory.mktemp("nvim-corrupt-store"))
+    base = tmp_path_factory.mktemp("nvim-unreadable")
+    with sessions_of({"unreadable": (base, store, {})}) as sessions:
+        yield sessions["unreadable"]
 
 
 @pytest.fixture
@@ -264,3 +269,19 @@ def test_an_agent_session_may_read_but_not_save(agent: Session) -> None:
     assert "(PermissionDenied)" in note["message"]
     listed = json.loads(cli(agent.project, agent.data_dir, "memory", "list", "--json").stdout)
     assert "agent-note" not in [record["name"] for record in listed]
+
+
+def test_an_unreadable_store_s_index_shows_the_engine_s_marker(unreadable: Session) -> None:
+    recall = unreadable.step("recall")
+    listed = unreadable.step("list")
+
+    assert recall.get("err") is None
+    answer = recall["result"]
+    assert "records" not in answer  # null on the wire, nil in Lua: never an empty list
+    assert answer["unavailable"].startswith("MEMORY INDEX UNAVAILABLE (")
+    assert "memory.db: file is not a database" in answer["unavailable"]
+    assert listed["lines"] == answer["unavailable"].rstrip("\n").split("\n")
+    assert listed["shown"] is True
+    assert unreadable.step("names")["names"] == []
+    messages = unreadable.observations["messages"]
+    assert not [line for line in messages if "E5108" in line], messages

@@ -1,7 +1,8 @@
 """`lazy engine` and `lazy mcp` start, and keep serving, when the store cannot be opened.
 
-They answer `initialize`, give the UNAVAILABLE marker for the launch section, return the
-store's error for everything else, and pick the store up once it is repaired, without a
+They answer `initialize`, give the UNAVAILABLE marker for the launch section and for the
+index (the engine's `lazy/memory/recall` without a name, whole or paged), return the store's
+error for everything else, and pick the store up once it is repaired, without a
 restart.
 """
 
@@ -10,6 +11,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import pytest
 from mcp.types import TextContent
 
 from tests.e2e.jsonrpc import RawClient
@@ -20,9 +22,10 @@ STORAGE_UNAVAILABLE = -32014
 SAVE = {"name": "deploy", "type": "project", "description": "How we deploy", "body": "make"}
 
 
-def corrupt(data_dir: Path) -> Path:
+def corrupt(data_dir: Path, store_file: str = "memory.db") -> Path:
+    """The store's file in data_dir, garbage: the store cannot be read."""
     data_dir.mkdir(parents=True, exist_ok=True)
-    database = data_dir / "memory.db"
+    database = data_dir / store_file
     database.write_bytes(b"not a database at all " * 200)
     return database
 
@@ -52,6 +55,66 @@ async def test_the_engine_serves_the_marker_and_errors_then_recovers(
     assert saved["revision"] == 1
     assert "- deploy (project): How we deploy\n" in repaired["text"]
     assert "cannot be opened" in (tmp_path / "engine.log").read_text(encoding="utf-8")
+
+
+STORES = {
+    # A backend, and the file whose garbage makes its store unreadable.
+    "sqlite": "memory.db",
+    "files": "memories.json",
+}
+
+
+@pytest.mark.parametrize("backend", STORES)
+async def test_the_engine_s_index_recall_is_the_marker_whole_and_paged_never_an_empty_index(
+    tmp_path: Path, isolated_environment: Path, backend: str
+) -> None:
+    broken = corrupt(isolated_environment, STORES[backend])
+    environment = {**os.environ, "LAZY_STORAGE": backend}
+    engine = await RawClient.spawn(["engine"], environment, tmp_path / "engine.log")
+    try:
+        assert "result" in await engine.initialize()
+
+        whole = await engine.result("lazy/memory/recall", {})
+        paged = await engine.result("lazy/memory/recall", {"page": 1, "page_size": 10})
+        beyond = await engine.result("lazy/memory/recall", {"page": 7})
+        context = await engine.result("lazy/memory/context", {"role": "agent"})
+        broken.unlink()
+        await engine.result("lazy/memory/save", SAVE)
+        repaired = await engine.result("lazy/memory/recall", {})
+        repaired_page = await engine.result("lazy/memory/recall", {"page": 1})
+    finally:
+        await engine.close()
+
+    for answer in (whole, paged, beyond):
+        # records is there and null: a client that reads only it fails, never shows "none".
+        assert answer == {
+            "records": None,
+            "unavailable": context["text"],
+            "error": context["error"],
+        }
+    assert whole["unavailable"].startswith(MARKER)
+    assert STORES[backend] in whole["error"]
+    assert [record["name"] for record in repaired["records"]] == ["deploy"]
+    assert "unavailable" not in repaired
+    assert repaired_page["records"] == repaired["records"]
+    assert (repaired_page["page"], repaired_page["pages"]) == (1, 1)
+    log = (tmp_path / "engine.log").read_text(encoding="utf-8")
+    assert f"memory index unavailable: {whole['error']}" in log
+
+
+async def test_an_empty_store_s_index_is_an_empty_list_and_no_marker(
+    tmp_path: Path, isolated_environment: Path
+) -> None:
+    engine = await RawClient.spawn(["engine"], dict(os.environ), tmp_path / "engine.log")
+    try:
+        assert "result" in await engine.initialize()
+        whole = await engine.result("lazy/memory/recall", {})
+        paged = await engine.result("lazy/memory/recall", {"page": 1})
+    finally:
+        await engine.close()
+
+    assert whole == {"records": []}
+    assert paged == {"records": [], "page": 1, "pages": 1}
 
 
 def text_of(result: object) -> str:

@@ -29,6 +29,7 @@ from lazy_memory.engine.doctor import Remedy
 from lazy_memory.engine.errors import CompactRejected, LLMUnavailable
 from lazy_memory.engine.identity import Identity
 from lazy_memory.engine.index import index_line
+from lazy_memory.engine.ports import Summarizer
 from lazy_memory.engine.records import Actor, ActorKind, HistoryEntry, Record
 from lazy_memory.engine.service import MemoryService
 
@@ -63,6 +64,10 @@ class ScriptedSummarizer:
             raise self.answer
         return self.answer(prompt)
 
+    def known_failure(self) -> None:
+        """Nothing is known before a call: a scripted failure happens at the call."""
+        return None
+
 
 @pytest.fixture
 async def storage(tmp_path: Path) -> AsyncIterator[SqliteStorage]:
@@ -73,7 +78,7 @@ async def storage(tmp_path: Path) -> AsyncIterator[SqliteStorage]:
 
 def service(
     storage: SqliteStorage | FileStorage,
-    summarizer: ScriptedSummarizer | None = None,
+    summarizer: Summarizer | None = None,
     warn_bytes: int = 4096,
 ) -> MemoryService:
     return MemoryService(

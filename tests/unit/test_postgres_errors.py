@@ -237,10 +237,14 @@ async def test_the_engine_answers_each_with_its_typed_error(fault: BaseException
     # Every query fails: the retries run out too.
     pool = FakePool([fault] * 50)
 
-    answer = await engine_answer(store(pool), "lazy/memory/recall", {})
+    answer = await engine_answer(store(pool), "lazy/memory/recall", {"name": "deploy"})
+    index = await engine_answer(store(FakePool([fault] * 50)), "lazy/memory/recall", {})
 
     expected = -32017 if isinstance(fault, driver.ClientConfigurationError) else -32014
     assert answer["error"]["code"] == expected, answer
+    # The index a client shows is the marker, with the same typed error's message as why.
+    assert index["result"]["records"] is None, index
+    assert index["result"]["error"] == answer["error"]["message"]
 
 
 @pytest.mark.parametrize("fault", EVERY.values(), ids=EVERY.keys())

@@ -154,6 +154,22 @@ async def test_no_api_key_refuses_without_a_request(
     assert fake_anthropic.requests == []
 
 
+def test_a_missing_key_is_known_before_any_call_and_a_key_leaves_it_to_the_call(
+    tmp_path: Path, fake_anthropic: FakeAnthropic, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    summarizer = AnthropicSummarizer(make_settings(tmp_path))
+
+    with_a_key = summarizer.known_failure()
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "")
+    without = summarizer.known_failure()
+
+    assert with_a_key is None
+    assert without == (
+        "no ANTHROPIC_API_KEY is set: export one, or set [compact] command in lazy.toml"
+    )
+    assert fake_anthropic.requests == []
+
+
 @pytest.mark.parametrize(
     "reply", [blocks([]), text(" \n\t "), blocks([{"type": "text", "text": ""}])]
 )
@@ -279,6 +295,35 @@ async def test_a_command_that_cannot_start_is_refused(
 
 
 @pytest.mark.parametrize(
+    ("command", "known"),
+    [
+        (
+            "no-such-summarizer-command --flag",
+            "[compact] command 'no-such-summarizer-command --flag' cannot be run: "
+            "'no-such-summarizer-command' is not found",
+        ),
+        (
+            "summarize 'unbalanced",
+            '[compact] command "summarize \'unbalanced" cannot be split: No closing quotation',
+        ),
+        ("   ", "[compact] command is empty"),
+    ],
+)
+def test_what_keeps_a_command_from_starting_is_known_without_running_it(
+    tmp_path: Path, command: str, known: str
+) -> None:
+    assert CommandSummarizer(make_settings(tmp_path), command).known_failure() == known
+
+
+def test_a_command_that_can_start_leaves_its_answer_to_the_call(tmp_path: Path) -> None:
+    ran = tmp_path / "ran"
+    command = python_command(tmp_path, f"open({str(ran)!r}, 'w')\nprint('summary')")
+
+    assert CommandSummarizer(make_settings(tmp_path), command).known_failure() is None
+    assert not ran.exists(), "the command was run"
+
+
+@pytest.mark.parametrize(
     ("source", "reason"),
     [
         ("import sys\nsys.stdin.read()\nprint('  ')", "printed nothing"),
@@ -322,6 +367,7 @@ async def test_offline_refuses_without_any_call_and_names_what_it_stands_for(
         await summarizer.summarize(PROMPT)
 
     assert raised.value.message == "LAZY_OFFLINE=1: no model calls"
+    assert summarizer.known_failure() == "LAZY_OFFLINE=1: no model calls"
     assert (summarizer.name, summarizer.model) == (name, model)
     assert fake_anthropic.requests == []
 

@@ -6,7 +6,7 @@ import { LanguageClient, LanguageClientOptions, ServerOptions } from "vscode-lan
 import { engineLaunch } from "./engineLaunch";
 import { describeError } from "./errors";
 import { Methods, RecordChange } from "./protocol";
-import { Send, executeEngineCommand, recordText } from "./wire";
+import { RecordIndex, Send, executeEngineCommand, recordIndex, recordText } from "./wire";
 
 function sender(client: LanguageClient): Send {
   return <R>(method: string, params: object) => client.sendRequest<R>(method, params);
@@ -64,6 +64,12 @@ export class Engine implements vscode.Disposable {
   async executeCommand<R>(command: string, argument?: object): Promise<R> {
     const client = await this.start();
     return executeEngineCommand<R>(sender(client), command, argument);
+  }
+
+  /** The live records, or the marker of a store that cannot be read. */
+  async recordIndex(): Promise<RecordIndex> {
+    const client = await this.start();
+    return recordIndex(sender(client));
   }
 
   /** A record's document text. */

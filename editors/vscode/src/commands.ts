@@ -11,7 +11,6 @@ import {
   EngineCommands,
   Methods,
   RECORD_TYPES,
-  RecallAllResult,
   SearchResult,
 } from "./protocol";
 import { descriptionProblem, nameProblem } from "./records";
@@ -66,7 +65,10 @@ async function showRecord(name: string): Promise<void> {
 }
 
 async function pickRecord(engine: Engine, placeHolder: string): Promise<string | undefined> {
-  const { records } = await engine.request<RecallAllResult>(Methods.recall, {});
+  const { records, unavailable } = await engine.recordIndex();
+  if (unavailable !== undefined) {
+    throw new Error(unavailable.split("\n")[0]);
+  }
   if (records.length === 0) {
     void vscode.window.showInformationMessage("Lazy Memory: the store has no records.");
     return undefined;

@@ -54,8 +54,12 @@ export interface FullRecord extends RecordSummary {
   updated_by?: Actor;
 }
 
+// `records` is null when the store cannot be read: `unavailable` is then the engine's
+// `MEMORY INDEX UNAVAILABLE (<why>)` marker, and `error` the why.
 export interface RecallAllResult {
-  records: RecordSummary[];
+  records: RecordSummary[] | null;
+  unavailable?: string;
+  error?: string;
 }
 
 export interface RecallOneResult {

@@ -4,7 +4,7 @@ import * as vscode from "vscode";
 
 import { Engine } from "./client";
 import { describeError } from "./errors";
-import { Methods, RecallAllResult, RecordSummary } from "./protocol";
+import { RecordSummary } from "./protocol";
 import { RecordGroup, groupByType } from "./records";
 
 export const RECORD_CONTEXT = "lazyMemory.record";
@@ -12,7 +12,8 @@ export const RECORD_CONTEXT = "lazyMemory.record";
 export type Node =
   | { kind: "group"; group: RecordGroup }
   | { kind: "record"; record: RecordSummary }
-  | { kind: "problem"; message: string };
+  | { kind: "problem"; message: string }
+  | { kind: "unavailable"; marker: string };
 
 const TYPE_ICONS: Record<string, string> = {
   user: "account",
@@ -48,8 +49,11 @@ export class RecordTree implements vscode.TreeDataProvider<Node>, vscode.Disposa
       return [];
     }
     try {
-      const result = await this.engine.request<RecallAllResult>(Methods.recall, {});
-      return groupByType(result.records).map((group) => ({ kind: "group", group }));
+      const index = await this.engine.recordIndex();
+      if (index.unavailable !== undefined) {
+        return [{ kind: "unavailable", marker: index.unavailable }];
+      }
+      return groupByType(index.records).map((group) => ({ kind: "group", group }));
     } catch (error) {
       return [{ kind: "problem", message: describeError(error) }];
     }
@@ -78,6 +82,14 @@ export class RecordTree implements vscode.TreeDataProvider<Node>, vscode.Disposa
           title: "Show Record",
           arguments: [record.name],
         };
+        return item;
+      }
+      case "unavailable": {
+        // The marker's first line is the label; all of it, the retry advice too, the tooltip.
+        const [headline] = node.marker.split("\n");
+        const item = new vscode.TreeItem(headline, vscode.TreeItemCollapsibleState.None);
+        item.iconPath = new vscode.ThemeIcon("warning");
+        item.tooltip = node.marker;
         return item;
       }
       case "problem": {

@@ -2,7 +2,14 @@
 // extension (through its language client) and the tests (through vscode-jsonrpc) share them.
 
 import { isMethodNotFound } from "./errors";
-import { COMMAND_FALLBACKS, DocumentResult, Methods, RecallOneResult } from "./protocol";
+import {
+  COMMAND_FALLBACKS,
+  DocumentResult,
+  Methods,
+  RecallAllResult,
+  RecallOneResult,
+  RecordSummary,
+} from "./protocol";
 import { recordUri, renderRecord } from "./records";
 
 /** Sends one JSON-RPC request and resolves with its result. */
@@ -48,4 +55,26 @@ export async function recordText(send: Send, name: string): Promise<string> {
     const result = await send<RecallOneResult>(Methods.recall, { name });
     return renderRecord(result.record);
   }
+}
+
+/** The index as the views show it: the live records, or the marker of an unreadable store. */
+export type RecordIndex =
+  | { records: RecordSummary[]; unavailable?: undefined }
+  | { records?: undefined; unavailable: string };
+
+/** What the view says when the engine's answer holds neither records nor its marker. */
+export const NO_INDEX_MARKER = "MEMORY INDEX UNAVAILABLE (the engine's answer holds no index)";
+
+/**
+ * The engine's index (`lazy/memory/recall` without a name). A store that cannot be read is
+ * its marker, never an empty list: an empty store and an unreadable one never look alike.
+ */
+export async function recordIndex(send: Send): Promise<RecordIndex> {
+  const result = await send<RecallAllResult>(Methods.recall, {});
+  if (Array.isArray(result?.records)) {
+    return { records: result.records };
+  }
+  const marker = result?.unavailable;
+  const given = typeof marker === "string" && marker.trim() !== "";
+  return { unavailable: given ? marker : NO_INDEX_MARKER };
 }

@@ -3,8 +3,8 @@
 --
 -- Run as `nvim --headless --clean -u NONE -c "luafile plugin_spec.lua"` with
 -- LAZY_NVIM_SPEC naming a JSON file: {plugin_dir, cmd, data_dir, project, notes, output,
--- scenario ("builder" or "agent"), timeout_ms}. Each step's observations land under its
--- name; a step that raised has {error = message} instead, and the others still run.
+-- scenario ("builder", "agent" or "unreadable"), timeout_ms}. Each step's observations land
+-- under its name; a step that raised has {error = message} instead, and the others still run.
 
 local spec = vim.fn.json_decode(vim.fn.readfile(os.getenv("LAZY_NVIM_SPEC")))
 vim.opt.runtimepath:prepend(spec.plugin_dir)
@@ -167,16 +167,39 @@ local function count_engines()
   return names
 end
 
+-- :LazyMemoryList, and the index buffer it opened.
+local function list_index()
+  vim.cmd("LazyMemoryList")
+  local index
+  wait_for(function()
+    for _, bufnr in ipairs(vim.api.nvim_list_bufs()) do
+      if vim.b[bufnr].lazy_memory_index then
+        index = bufnr
+        return true
+      end
+    end
+    return false
+  end)
+  assert(index, ":LazyMemoryList opened no index buffer")
+  return index
+end
+
+-- The notes buffer attached to its engine: the client, and whether it attached in time.
+local function attach_notes()
+  notes = vim.api.nvim_get_current_buf()
+  local started = vim.loop.hrtime()
+  local attached = wait_for(function()
+    local found = lazy_memory.client(notes)
+    return found ~= nil and found.initialized and vim.lsp.buf_is_attached(notes, found.id)
+  end, spec.start_timeout_ms)
+  observations.start_ms = math.floor((vim.loop.hrtime() - started) / 1e6)
+  client = lazy_memory.client(notes)
+  return attached
+end
+
 local function builder_steps()
   step("attach", function()
-    notes = vim.api.nvim_get_current_buf()
-    local started = vim.loop.hrtime()
-    local attached = wait_for(function()
-      local found = lazy_memory.client(notes)
-      return found ~= nil and found.initialized and vim.lsp.buf_is_attached(notes, found.id)
-    end, spec.start_timeout_ms)
-    observations.start_ms = math.floor((vim.loop.hrtime() - started) / 1e6)
-    client = lazy_memory.client(notes)
+    local attached = attach_notes()
     return {
       attached = attached,
       clients = count_engines(),
@@ -271,18 +294,7 @@ local function builder_steps()
   end)
 
   step("list", function()
-    vim.cmd("LazyMemoryList")
-    local index
-    wait_for(function()
-      for _, bufnr in ipairs(vim.api.nvim_list_bufs()) do
-        if vim.b[bufnr].lazy_memory_index then
-          index = bufnr
-          return true
-        end
-      end
-      return false
-    end)
-    assert(index, ":LazyMemoryList opened no index buffer")
+    local index = list_index()
     local result = {
       lines = lines_of(index),
       shown = #vim.fn.win_findbuf(index) > 0,
@@ -448,23 +460,20 @@ local function builder_steps()
   end)
 end
 
-local function agent_steps()
+-- The first steps of the agent's and the unreadable store's: attach, then the raw index.
+local function attach_and_recall()
   step("attach", function()
-    notes = vim.api.nvim_get_current_buf()
-    local started = vim.loop.hrtime()
-    local attached = wait_for(function()
-      local found = lazy_memory.client(notes)
-      return found ~= nil and found.initialized and vim.lsp.buf_is_attached(notes, found.id)
-    end, spec.start_timeout_ms)
-    observations.start_ms = math.floor((vim.loop.hrtime() - started) / 1e6)
-    client = lazy_memory.client(notes)
-    return { attached = attached }
+    return { attached = attach_notes() }
   end)
   assert(client, "no lazy-memory client: " .. vim.inspect(observations.attach))
 
   step("recall", function()
     return request(client, "lazy/memory/recall", vim.empty_dict(), notes)
   end)
+end
+
+local function agent_steps()
+  attach_and_recall()
 
   step("save", function()
     local before = #notifications
@@ -482,6 +491,20 @@ local function agent_steps()
       arguments = { { name = "agent-note", type = "project", description = "Raw", body = "no" } },
     }, notes)
     return { answer = answer, raw = raw, notifications = notifications_since(before) }
+  end)
+end
+
+-- A store that cannot be read: the index shows the engine's marker, never "no records".
+local function unreadable_steps()
+  attach_and_recall()
+
+  step("list", function()
+    local index = list_index()
+    return { lines = lines_of(index), shown = #vim.fn.win_findbuf(index) > 0 }
+  end)
+
+  step("names", function()
+    return { names = lazy_memory.record_names() }
   end)
 end
 
@@ -503,6 +526,8 @@ local function main()
   vim.cmd("edit " .. vim.fn.fnameescape(spec.notes))
   if spec.scenario == "agent" then
     agent_steps()
+  elseif spec.scenario == "unreadable" then
+    unreadable_steps()
   else
     builder_steps()
   end

@@ -247,11 +247,12 @@ function M.record_names(root)
     return names_by_root[root]
   end
   local err, result = engine.request_sync(root, "lazy/memory/recall", vim.empty_dict(), true)
-  if err or type(result) ~= "table" then
-    return {}
+  local records = not err and views.index_of(result)
+  if not records then
+    return {} -- not kept: the store may be readable at the next try
   end
   local names = {}
-  for _, record in ipairs(result.records or {}) do
+  for _, record in ipairs(records) do
     table.insert(names, record.name)
   end
   names_by_root[root] = names
@@ -293,13 +294,13 @@ function M.list()
     if err then
       return
     end
-    local records = result.records or {}
+    local records, marker = views.index_of(result)
     local names = {}
-    for _, record in ipairs(records) do
+    for _, record in ipairs(records or {}) do
       table.insert(names, record.name)
     end
-    names_by_root[root] = names
-    views.show_index(records, root)
+    names_by_root[root] = records and names or nil
+    views.show_index(records, root, marker)
   end)
 end
 

@@ -3,6 +3,8 @@ local M = {}
 
 M.SCHEME = "lazy-memory:"
 M.INDEX_NAME = "lazy-memory index"
+--- What the index shows when the engine's answer holds neither records nor its marker.
+M.NO_INDEX_MARKER = "MEMORY INDEX UNAVAILABLE (the engine's answer holds no index)"
 
 --- Whitespace runs as one space, so a description stays on its one line.
 function M.one_line(text)
@@ -137,15 +139,31 @@ local function show_in_split(bufnr, height)
   vim.api.nvim_win_set_buf(0, bufnr)
 end
 
---- Show the index (`records` from `lazy/memory/recall {}`) in the `lazy-memory index` buffer.
-function M.show_index(records, root)
+--- The records of a `lazy/memory/recall {}` answer, or nil and the marker of a store that
+--- cannot be read (the engine answers `records` null and the marker as `unavailable`): an
+--- unreadable store never shows as an empty one.
+function M.index_of(result)
+  if type(result) == "table" and type(result.records) == "table" then
+    return result.records, nil
+  end
+  local marker = type(result) == "table" and result.unavailable or nil
+  if type(marker) ~= "string" or marker:match("^%s*$") then
+    marker = M.NO_INDEX_MARKER
+  end
+  return nil, marker
+end
+
+--- Show the index in the `lazy-memory index` buffer: the records' lines, or the marker's.
+function M.show_index(records, root, marker)
   local lines = {}
-  for _, record in ipairs(records) do
+  for _, record in ipairs(records or {}) do
     table.insert(lines, M.index_line(record))
   end
   local bufnr = index_buffer()
   vim.b[bufnr].lazy_memory_root = root
-  if #lines == 0 then
+  if marker then
+    lines = M.text_lines(marker)
+  elseif #lines == 0 then
     lines = { "-- no memory records have been saved for this project yet" }
   end
   set_lines(bufnr, lines)

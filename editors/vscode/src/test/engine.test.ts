@@ -1,105 +1,45 @@
 // The extension's wire helpers against the real engine, started the way the extension starts
-// it (engineLaunch), over vscode-jsonrpc, the library under vscode-languageclient.
-// LAZY_TEST_ENGINE_COMMAND (a JSON list, e.g. ["python3", "-m", "lazy_memory.rpc.cli",
-// "engine"]) names the engine; without it these tests are skipped.
+// it (runningEngine.ts); without LAZY_TEST_ENGINE_COMMAND these tests are skipped.
 
 import assert from "node:assert/strict";
-import { ChildProcess, spawn } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { after, before, test } from "node:test";
-import {
-  MessageConnection,
-  StreamMessageReader,
-  StreamMessageWriter,
-  createMessageConnection,
-} from "vscode-jsonrpc/node";
 
-import { engineLaunch } from "../engineLaunch";
 import { describeError } from "../errors";
-import {
-  EngineCommands,
-  FullRecord,
-  Methods,
-  RecallAllResult,
-  RecordChange,
-  SearchResult,
-} from "../protocol";
+import { EngineCommands, FullRecord, Methods, RecordChange, SearchResult } from "../protocol";
 import { groupByType } from "../records";
-import { Send, executeEngineCommand, recordText } from "../wire";
+import { Send, executeEngineCommand, recordIndex, recordText } from "../wire";
+import { DATA_DIRECTORY, RunningEngine, skip, startEngine } from "./runningEngine";
 
-const configured = process.env.LAZY_TEST_ENGINE_COMMAND;
-const skip = configured ? false : "LAZY_TEST_ENGINE_COMMAND is not set";
-
-let project: string;
-let engine: ChildProcess;
-let connection: MessageConnection;
-let stderr = "";
-let capabilities: { executeCommandProvider?: { commands?: string[] } } = {};
+let engine: RunningEngine;
 const changes: RecordChange[] = [];
-const send: Send = <R>(method: string, params: object) =>
-  connection.sendRequest(method, params) as Promise<R>;
+const send: Send = <R>(method: string, params: object) => engine.send<R>(method, params);
 
 before(async () => {
-  if (!configured) {
-    return;
+  if (!skip) {
+    engine = await startEngine(undefined, (connection) =>
+      connection.onNotification(Methods.changed, (change: RecordChange) => changes.push(change)),
+    );
   }
-  project = fs.mkdtempSync(path.join(os.tmpdir(), "lazy-vscode-"));
-  fs.mkdirSync(path.join(project, ".git"));
-  const inherited = Object.fromEntries(
-    Object.entries(process.env).filter(([key]) => !key.startsWith("LAZY_")),
-  );
-  const launch = engineLaunch(
-    { engineCommand: JSON.parse(configured), dataDirectory: "store" },
-    inherited,
-    project,
-  );
-  assert.deepEqual(launch.warnings, []);
-  engine = spawn(launch.command, launch.args, { cwd: launch.cwd, env: launch.env });
-  engine.stderr?.on("data", (chunk: Buffer) => {
-    stderr += chunk.toString();
-  });
-  connection = createMessageConnection(
-    new StreamMessageReader(engine.stdout!),
-    new StreamMessageWriter(engine.stdin!),
-  );
-  connection.onNotification(Methods.changed, (change: RecordChange) => changes.push(change));
-  connection.listen();
-  const initialized = await connection.sendRequest<{ capabilities: typeof capabilities }>(
-    "initialize",
-    { processId: process.pid, rootUri: null, capabilities: {} },
-  );
-  capabilities = initialized.capabilities;
-  await connection.sendNotification("initialized", {});
 });
 
 after(async () => {
-  if (!configured) {
-    return;
-  }
-  try {
-    await connection.sendRequest("shutdown");
-    await connection.sendNotification("exit");
-  } finally {
-    connection.dispose();
-    const exited = new Promise((resolve) => engine.once("exit", resolve));
-    setTimeout(() => engine.kill(), 5000).unref();
-    await exited;
-    fs.rmSync(project, { recursive: true, force: true });
+  if (!skip) {
+    await engine.stop();
   }
 });
 
 test("the engine announces the commands the extension sends", { skip }, () => {
-  const announced = capabilities.executeCommandProvider?.commands ?? [];
+  const announced = engine.capabilities.executeCommandProvider?.commands ?? [];
   for (const command of Object.values(EngineCommands)) {
     assert.ok(announced.includes(command), `${command} is not in ${JSON.stringify(announced)}`);
   }
 });
 
-test("an empty store recalls no records", { skip }, async () => {
-  const result = await send<RecallAllResult>(Methods.recall, {});
-  assert.deepEqual(groupByType(result.records), [], stderr);
+test("an empty store recalls no records, and no marker", { skip }, async () => {
+  assert.deepEqual(await recordIndex(send), { records: [] }, engine.stderr());
 });
 
 test("saves through the engine's commands, then the tree's groups", { skip }, async () => {
@@ -118,9 +58,9 @@ test("saves through the engine's commands, then the tree's groups", { skip }, as
     assert.equal(saved.name, name);
     assert.equal(saved.revision, 1);
   }
-  const result = await send<RecallAllResult>(Methods.recall, {});
+  const index = await recordIndex(send);
   assert.deepEqual(
-    groupByType(result.records).map((group) => [group.type, group.records.map((r) => r.name)]),
+    groupByType(index.records ?? []).map((group) => [group.type, group.records.map((r) => r.name)]),
     [
       ["feedback", ["style"]],
       ["project", ["api-docs", "deploy-steps"]],
@@ -140,8 +80,8 @@ test("a save is announced with the notification the tree listens to", { skip }, 
 });
 
 test("the data directory setting is where the engine keeps the store", { skip }, () => {
-  assert.ok(fs.existsSync(path.join(project, "store")), "no store/ in the project");
-  assert.ok(!fs.existsSync(path.join(project, ".lazy")), "the default .lazy/ was used");
+  assert.ok(fs.existsSync(path.join(engine.project, DATA_DIRECTORY)), "no store/ in the project");
+  assert.ok(!fs.existsSync(path.join(engine.project, ".lazy")), "the default .lazy/ was used");
 });
 
 test("a record's document shows its body and its writer, the human", { skip }, async () => {
@@ -172,9 +112,9 @@ test("search finds a record by a word of its body", { skip }, async () => {
 
 test("remove takes the record out of the tree", { skip }, async () => {
   await executeEngineCommand(send, EngineCommands.remove, { name: "api-docs" });
-  const result = await send<RecallAllResult>(Methods.recall, {});
+  const { records } = await recordIndex(send);
   assert.deepEqual(
-    result.records.map((record) => record.name).sort(),
+    (records ?? []).map((record) => record.name).sort(),
     ["deploy-steps", "style"],
   );
 });

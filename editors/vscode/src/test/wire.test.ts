@@ -1,11 +1,19 @@
 // The fallbacks for an engine without the editor features, against a stand-in `send` that
-// answers as such an engine does (method not found for the newer methods).
+// answers as such an engine does (method not found for the newer methods); and the index as
+// the views read it from each answer the engine can give.
 
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
 import { EngineCommands, Methods } from "../protocol";
-import { EXECUTE_COMMAND, Send, executeEngineCommand, recordText } from "../wire";
+import {
+  EXECUTE_COMMAND,
+  NO_INDEX_MARKER,
+  Send,
+  executeEngineCommand,
+  recordIndex,
+  recordText,
+} from "../wire";
 
 function olderEngine(answers: Record<string, unknown>): { send: Send; calls: string[] } {
   const calls: string[] = [];
@@ -57,4 +65,21 @@ test("a record's text comes from lazy/memory/document, else is rendered from rec
   assert.match(text, /^# x\n/);
   assert.match(text, /the body$/);
   assert.deepEqual(older.calls.slice(1), [`${Methods.recall} {"name":"x"}`]);
+});
+
+test("the index is the records, or the marker: never empty for an unreadable store", async () => {
+  const record = { name: "x", type: "user", description: "d", revision: 1 };
+  const marker = "MEMORY INDEX UNAVAILABLE (file is not a database)\nMemory records may exist...";
+  const answers = [
+    [{ records: [record] }, { records: [record] }],
+    [{ records: [] }, { records: [] }],
+    [{ records: null, unavailable: marker, error: "not a database" }, { unavailable: marker }],
+    [{ records: null }, { unavailable: NO_INDEX_MARKER }],
+    [{}, { unavailable: NO_INDEX_MARKER }],
+  ];
+  for (const [answer, shown] of answers) {
+    const { send, calls } = olderEngine({ [Methods.recall]: answer });
+    assert.deepEqual(await recordIndex(send), shown);
+    assert.deepEqual(calls, [`${Methods.recall} {}`]);
+  }
 });
