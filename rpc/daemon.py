@@ -27,6 +27,7 @@ from lazy_memory.rpc.connection_limits import (
     ConnectionLimits,
     GuardedReader,
     first_message,
+    freeze_what_lasts,
     idled_out,
     release_memory,
     seen_out,
@@ -143,6 +144,7 @@ async def serve_daemon(
         )
     limits = limits or ConnectionLimits()
     raise_file_limit(limits)
+    freeze_what_lasts(lambda: build_server(new_session(token_authenticator(tokens, "warm-up"))))
     daemon = _Daemon(new_session, tokens, limits)
     loop = asyncio.get_running_loop()
     stop = asyncio.Event()

@@ -186,7 +186,9 @@ async def test_a_trickling_client_is_closed_at_the_handshake_timeout_and_told_wh
     lasted = asyncio.get_running_loop().time() - started
     writer.close()
 
-    said = json.loads((await closed).partition(b"\r\n\r\n")[2])
+    received = await closed
+    assert received.startswith(b"Content-Length: "), (lasted, received, daemon.log[-5:])
+    said = json.loads(received.partition(b"\r\n\r\n")[2])
     assert said["error"] == {
         "code": -32000,
         "message": "timed out: no initialize with a valid token within 2 s "
