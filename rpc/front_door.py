@@ -9,13 +9,13 @@ place that a token holder needs:
 - At most `max_unauthenticated_connections` wait at once. One more is let in all the same,
   and the connection that has waited longest is dropped, told why, to make room. A client
   with a valid token sends `initialize` as soon as it connects and stops waiting within a
-  few turns of the event loop, while the daemon accepts a sixteenth of that many a turn at
-  most (`accepts_now`): a crowd cannot get it pushed out first, however fast it
-  connects. So holding every place locks nobody out: it only shortens each stranger's
-  wait. (Refusing the newest, as the
-  daemon did when strangers and members shared one cap, let whoever held the places keep
-  them. A cap per address would not help: an attacker has many addresses, while a team may
-  share one behind a NAT, and a unix socket has none.)
+  few turns of the event loop, while the daemon accepts a sixteenth of the places a turn at
+  most, and once they are all taken drops no faster than all of them in GRACE_SECONDS
+  (`accepts_now`): however fast a crowd connects, it cannot get a newcomer pushed out
+  before then. So holding every place locks nobody out: it only shortens each stranger's
+  wait. (Refusing the newest, as the daemon did when strangers and members shared one cap,
+  let whoever held the places keep them. A cap per address would not help: an attacker has
+  many addresses, while a team may share one behind a NAT, and a unix socket has none.)
 - A waiting connection costs a socket and a few small objects: nothing runs for it until
   it sends its first bytes (`Arrival`), and one timer serves every handshake deadline, as
   the longest waiting always has the nearest (`_sweep`). A connection that sent no
@@ -236,9 +236,10 @@ class FrontDoor:
         waiting = self.waiting.pop(arrival)
         if waiting.task is not None:
             waiting.task.cancel()  # the task leaves the connection to the door (seen_out)
+        if arrival.writer is None:
+            return  # its client has gone already, and its task with it: nobody to tell
         if self._quiet.allows(event):
             logger.info("%s %s: %s", waiting.name, event, why)
-        assert arrival.writer is not None
         self.see_out(arrival.writer, f"{event}: {why}")
         arrival.connection_lost(None)  # its socket is see_out's now: the stream has ended
 
