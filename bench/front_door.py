@@ -35,7 +35,7 @@ from pathlib import Path
 from bench.plan import Plan
 from bench.report import Measurement, Target, median, percentile
 from bench.stores import Store, build_store
-from tests.daemon import Daemon, add_token, running_daemon
+from tests.daemon import Daemon, add_token, rss_kib, running_daemon, settled_rss
 from tests.e2e.jsonrpc import RawClient
 from tests.hostile_crowd import opener
 
@@ -92,7 +92,7 @@ async def _measure(plan: Plan, crowd: int, phases: Phases) -> list[Measurement]:
     ) as daemon:
         _progress(f"{HOLDERS} token holders on an idle daemon, {phases.idle:g} s")
         idle = await _holders(daemon, tokens, phases.idle)
-        idle_rss = await _settled_rss(daemon)
+        idle_rss = await settled_rss(daemon)
         peak = _Peak(daemon)
         sampling = asyncio.ensure_future(peak.sample())
         flood, tally, after_rss = Sessions(), Counter[str](), []
@@ -110,7 +110,7 @@ async def _measure(plan: Plan, crowd: int, phases: Phases) -> list[Measurement]:
                 if process.returncode is None:
                     process.kill()
             _progress(f"flood {number}: the crowd has left, the daemon's memory settles")
-            after_rss.append(await _settled_rss(daemon))
+            after_rss.append(await settled_rss(daemon))
         sampling.cancel()
     return _rows(crowd, store, idle, flood, (idle_rss, peak.kib, *after_rss), tally)
 
@@ -171,37 +171,45 @@ def _rows(
             floor_what=idle_floor + ", p50",
             samples=len(flood.seconds),
         ),
-        Measurement(
-            f"daemon's VmRSS, peak, {label}",
-            store.backend,
-            store.records,
-            peak_rss / 1024,
-            "MiB",
-            floor=idle_rss / 1024,
-            floor_what=rss_floor,
-            target=Target(RSS_PEAK_TIMES, times_floor=True),
-        ),
-        Measurement(
+        _rss_row(f"daemon's VmRSS, peak, {label}", store, peak_rss, idle_rss, rss_floor),
+        _rss_row(
             f"daemon's VmRSS once the {label} have left, settled",
-            store.backend,
-            store.records,
-            after_first / 1024,
-            "MiB",
-            floor=idle_rss / 1024,
-            floor_what=rss_floor,
-            target=Target(RSS_AFTER_TIMES, times_floor=True),
+            store,
+            after_first,
+            idle_rss,
+            rss_floor,
+            RSS_AFTER_TIMES,
         ),
-        Measurement(
+        _rss_row(
             f"daemon's VmRSS once the {label} have left again, settled",
-            store.backend,
-            store.records,
-            after_last / 1024,
-            "MiB",
-            floor=after_first / 1024,
-            floor_what="the same after the first flood",
-            target=Target(RSS_AGAIN_TIMES, times_floor=True),
+            store,
+            after_last,
+            after_first,
+            "the same after the first flood",
+            RSS_AGAIN_TIMES,
         ),
     ]
+
+
+def _rss_row(
+    what: str,
+    store: Store,
+    kib: int,
+    floor_kib: int,
+    floor_what: str,
+    times: float = RSS_PEAK_TIMES,
+) -> Measurement:
+    """A row of the daemon's VmRSS (KiB in, MiB out), at most times its floor."""
+    return Measurement(
+        what,
+        store.backend,
+        store.records,
+        kib / 1024,
+        "MiB",
+        floor=floor_kib / 1024,
+        floor_what=floor_what,
+        target=Target(times, times_floor=True),
+    )
 
 
 async def _holders(
@@ -260,12 +268,12 @@ class _Peak:
 
     def __init__(self, daemon: Daemon) -> None:
         self.daemon = daemon
-        self.kib = _rss_kib(daemon)
+        self.kib = rss_kib(daemon)
 
     async def sample(self) -> None:
         """Sample until cancelled."""
         while True:
-            self.kib = max(self.kib, _rss_kib(self.daemon))
+            self.kib = max(self.kib, rss_kib(self.daemon))
             await asyncio.sleep(0.25)
 
 
@@ -293,25 +301,6 @@ async def _stop_crowd(process: subprocess.Popen[str]) -> Counter[str]:
     process.terminate()
     output, _ = await asyncio.to_thread(process.communicate, timeout=60)
     return Counter(json.loads(output.splitlines()[-1]) if output.strip() else {})
-
-
-def _rss_kib(daemon: Daemon) -> int:
-    status = Path(f"/proc/{daemon.process.pid}/status").read_text(encoding="utf-8")
-    line = next(line for line in status.splitlines() if line.startswith("VmRSS:"))
-    return int(line.split()[1])
-
-
-async def _settled_rss(daemon: Daemon) -> int:
-    """The daemon's VmRSS once it has stopped falling (it frees a second after the last close)."""
-    await asyncio.sleep(2.0)
-    last = _rss_kib(daemon)
-    for _ in range(20):
-        await asyncio.sleep(1.0)
-        now = _rss_kib(daemon)
-        if now >= last:
-            return now
-        last = now
-    return last
 
 
 def _progress(message: str) -> None:

@@ -23,7 +23,13 @@ import pytest
 
 from lazy_memory.adapters.remote import RemoteStorage
 from lazy_memory.engine.records import Actor, ActorKind, RecordContent, RecordType
-from tests.daemon import Daemon, add_token, running_daemon
+from tests.daemon import (
+    add_token,
+    rss_kib,
+    running_daemon,
+    settled_rss,
+    wait_for_log,
+)
 from tests.e2e.jsonrpc import RawClient
 
 HANDSHAKE_SECONDS = 4.0
@@ -337,25 +343,6 @@ def block_the_loop(seconds: float) -> None:
     time.sleep(seconds)
 
 
-def rss_kib(daemon: Daemon) -> int:
-    """The daemon's resident set size, from /proc."""
-    status = Path(f"/proc/{daemon.process.pid}/status").read_text()
-    line = next(line for line in status.splitlines() if line.startswith("VmRSS:"))
-    return int(line.split()[1])
-
-
-async def settled_rss(daemon: Daemon) -> int:
-    """The daemon's RSS once it has stopped falling (the daemon frees within a second)."""
-    last = rss_kib(daemon)
-    for _ in range(20):
-        await asyncio.sleep(1.0)
-        now = rss_kib(daemon)
-        if now >= last:
-            return now
-        last = now
-    return last
-
-
 def open_sockets(path: Path, count: int) -> tuple[list[socket.socket], list[float]]:
     """count connections that send nothing, and when each was made (monotonic)."""
     sockets, opened_at = [], []
@@ -388,12 +375,3 @@ def wait_for_endings(sockets: list[socket.socket], within: float) -> dict[int, t
             poller.unregister(fd)
             endings[n] = (received[n].partition(b"\r\n\r\n")[2], time.monotonic())
     return endings
-
-
-async def wait_for_log(daemon: Daemon, text: str) -> None:
-    """Wait until the daemon has logged text."""
-    for _ in range(200):
-        if text in "".join(daemon.log):
-            return
-        await asyncio.sleep(0.1)
-    raise AssertionError(f"the daemon never logged {text!r}")

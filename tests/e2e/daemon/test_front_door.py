@@ -18,13 +18,13 @@ import tempfile
 from asyncio.subprocess import Process
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from lazy_memory.adapters.remote import RemoteStorage
 from lazy_memory.engine.errors import StorageUnavailable
-from tests.daemon import Daemon, add_token, running_daemon
+from tests.daemon import Daemon, add_token, running_daemon, wait_for_log
+from tests.e2e.daemon.raw_daemon import save_params
 from tests.e2e.jsonrpc import RawClient
 from tests.hostile_crowd import TRICKLE, opener
 
@@ -215,18 +215,3 @@ def member_numbers(daemon: Daemon) -> list[int]:
     """The numbers of the connections that initialized with a token, from the log."""
     lines = [line for line in daemon.log if "initialized with token" in line]
     return [int(line.split("connection ")[1].split()[0]) for line in lines]
-
-
-def save_params(name: str) -> dict[str, Any]:
-    """Params of a valid save."""
-    return {"name": name, "type": "project", "description": f"about {name}", "body": "b"}
-
-
-async def wait_for_log(daemon: Daemon, text: str) -> None:
-    """Wait until the daemon has logged text."""
-    for _ in range(300):
-        if text in "".join(daemon.log):
-            return
-        await asyncio.sleep(0.1)
-    members = [line for line in daemon.log if "token" in line or " closed" in line]
-    raise AssertionError(f"the daemon never logged {text!r}; it logged {''.join(members)}")
