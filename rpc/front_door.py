@@ -154,7 +154,6 @@ class FrontDoor:
         if self._quiet.allows("accepted"):
             logger.info("%s accepted from %s", name, peer(arrival.writer))
         if len(self.waiting) >= self.limits.max_unauthenticated:
-            self._room_to_make -= 1
             self._turn_away(
                 next(iter(self.waiting)), "dropped to make room", made_room(self.limits)
             )
@@ -189,8 +188,11 @@ class FrontDoor:
         refill = (now - self._refilled_at) * self.limits.max_unauthenticated / GRACE_SECONDS
         self._room_to_make = min(float(self._per_turn()), self._room_to_make + refill)
         self._refilled_at = now
-        room = self.limits.max_unauthenticated - len(self.waiting) - setting_up
-        return min(self._per_turn(), max(0, room) + max(0, int(self._room_to_make)))
+        room = max(0, self.limits.max_unauthenticated - len(self.waiting) - setting_up)
+        allowed = min(self._per_turn(), room + max(0, int(self._room_to_make)))
+        # Each one past the room pushes one out: one waiting, or (TLS) one in its handshake.
+        self._room_to_make -= max(0, allowed - room)
+        return allowed
 
     def _per_turn(self) -> int:
         share = self.limits.max_unauthenticated // TURNS_OF_GRACE

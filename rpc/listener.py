@@ -131,7 +131,7 @@ class Listener:
                 return
             connected.setblocking(False)
             # Handshakes that would outnumber the connections that may wait for a token make
-            # room as those do: the oldest is dropped.
+            # room as those do, and no faster (accepts_now): the oldest is dropped.
             if len(self._starting) >= self._limits.max_unauthenticated:
                 next(iter(self._starting)).cancel()
             starting = asyncio.ensure_future(self._start(connected))

@@ -23,6 +23,7 @@ import signal
 import sys
 from collections.abc import Awaitable, Callable
 from dataclasses import asdict, dataclass
+from typing import Any
 
 TRICKLE_SECONDS = 0.2
 CHURN_SECONDS = 1.0
@@ -46,13 +47,14 @@ class Tally:
     """Of those, the ones that got a message (a JSON-RPC error) before the close."""
 
 
-def opener(address: str) -> Opener:
-    """How to open a connection to a daemon's address (`unix:PATH` or `tcp:HOST:PORT`)."""
+def opener(address: str, **options: Any) -> Opener:
+    """How to open a connection to a daemon's address (`unix:PATH`, or `tcp:` or `tls:` and
+    HOST:PORT), with asyncio's options (ssl=...: plain TCP without)."""
     scheme, _, rest = address.partition(":")
     if scheme == "unix":
-        return lambda: asyncio.open_unix_connection(rest)
+        return lambda: asyncio.open_unix_connection(rest, **options)
     host, _, port = rest.rpartition(":")
-    return lambda: asyncio.open_connection(host, int(port))
+    return lambda: asyncio.open_connection(host, int(port), **options)
 
 
 async def crowd(

@@ -13,6 +13,7 @@ import asyncio
 import json
 import os
 import shutil
+import ssl
 import sys
 import tempfile
 from asyncio.subprocess import Process
@@ -24,7 +25,7 @@ import pytest
 from lazy_memory.adapters.remote import RemoteStorage
 from lazy_memory.engine.errors import StorageUnavailable
 from tests.daemon import Daemon, add_token, running_daemon, wait_for_log
-from tests.e2e.daemon.raw_daemon import save_params
+from tests.e2e.daemon.raw_daemon import save_params, self_signed_certificate
 from tests.e2e.jsonrpc import RawClient
 from tests.hostile_crowd import TRICKLE, opener
 
@@ -77,10 +78,9 @@ def daemon(data: Path, project: Path, listen: str) -> Iterator[Daemon]:
         yield running
 
 
-@pytest.fixture
-async def crowd(daemon: Daemon) -> AsyncIterator[Process]:
+async def start_crowd(daemon: Daemon) -> Process:
     """CROWD hostile sockets of each kind against the daemon, for five minutes at most."""
-    process = await asyncio.create_subprocess_exec(
+    return await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
         "tests.hostile_crowd",
@@ -91,7 +91,13 @@ async def crowd(daemon: Daemon) -> AsyncIterator[Process]:
         stdout=asyncio.subprocess.PIPE,
         env={**os.environ, "PYTHONPATH": str(ROOT)},
     )
-    await wait_for_log(daemon, "dropped to make room")  # every place is taken
+
+
+@pytest.fixture
+async def crowd(daemon: Daemon) -> AsyncIterator[Process]:
+    """The crowd, once every place to wait is taken."""
+    process = await start_crowd(daemon)
+    await wait_for_log(daemon, "dropped to make room")
     yield process
     if process.returncode is None:
         process.kill()
@@ -116,6 +122,32 @@ async def test_a_token_holder_is_served_every_time_through_a_crowd(
     # The crowd was there all along, every place taken.
     assert crowd.returncode is None
     assert f"dropped to make room: a newer connection took its place: {WAITING} were" in logged
+
+
+async def test_a_token_holder_is_served_every_time_over_tls_through_a_crowd_in_handshakes(
+    data: Path, project: Path, tmp_path: Path
+) -> None:
+    """Plain sockets against a TLS port never finish their TLS handshake: they wait in it,
+    as many at most as may wait for a token, and the daemon drops the oldest no faster than
+    it drops those (rpc/listener.py), so a token holder's handshake is never cut short."""
+    certificate, key = self_signed_certificate(tmp_path)
+    trusting = ssl.create_default_context(cafile=str(certificate))
+    token = add_token(data, "builder", "steady")
+    tls = ("--tls-cert", str(certificate), "--tls-key", str(key))
+    with running_daemon(data, "tls:127.0.0.1:0", *tls, cwd=project) as daemon:
+        crowd = await start_crowd(daemon)
+        try:
+            await asyncio.sleep(HANDSHAKE_SECONDS)  # the crowd holds every place by now
+            for n in range(SESSIONS):
+                opening = opener(daemon.address, ssl=trusting, server_hostname="localhost")
+                client = RawClient(*await asyncio.wait_for(opening(), 30))
+                initialized = await client.initialize({"token": token})
+                assert "result" in initialized, (n, initialized)
+                assert await client.close() is None
+            assert crowd.returncode is None
+        finally:
+            crowd.kill()
+            await crowd.wait()
 
 
 async def test_strangers_never_take_a_members_place_and_members_are_capped_alone(
