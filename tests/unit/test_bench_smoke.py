@@ -232,7 +232,7 @@ def test_the_front_door_group_serves_token_holders_through_a_small_crowd(tmp_pat
     rows = json.loads(report.read_text(encoding="utf-8"))["measurements"]
     missed = [row for row in rows if row["verdict"] == "MISS"]
     assert done.returncode == (1 if missed else 0), done.stderr
-    served, p99, p50, peak, after, again = rows
+    served, p99, p50, peak, after, again, crowded, crowded_p99 = rows
     # Every session of every holder was served, though a crowd was connected throughout.
     assert served["value"] == served["target_limit"] > 0
     assert served["verdict"] == "PASS"
@@ -242,6 +242,10 @@ def test_the_front_door_group_serves_token_holders_through_a_small_crowd(tmp_pat
     assert p50["floor"] > 0
     assert [row["unit"] for row in (peak, after, again)] == ["MiB"] * 3
     assert 0 < peak["floor"] <= peak["value"]
+    # With a quarter as many places to wait as the crowd has sockets, every one served too.
+    assert crowded["what"].endswith("30 hostile sockets, 7 places to wait")
+    assert crowded["value"] == crowded["target_limit"] > 0
+    assert crowded_p99["target"] is None
 
 
 def test_the_first_request_rows_count_every_session_and_say_what_the_others_got() -> None:
