@@ -1,6 +1,9 @@
 """The engine daemon: one process serving many clients on a unix socket or TCP, with tokens.
 
-Every connection gets its own server (`build_server`) over the one shared storage. Its
+The daemon accepts connections itself (rpc/listener.py); each waits at the front door
+(rpc/front_door.py) until it presents a valid token, apart from those that have, and is
+served once it has sent its first message whole. Every served connection gets its own
+server (`build_server`) over the one shared storage. Its
 identity comes from the token it presents in `initialize` (`initializationOptions.token`),
 checked against the token file at that moment, so a revoked token is refused from the next
 connection on without a restart. A client that sends garbage, disconnects or crashes its
