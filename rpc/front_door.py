@@ -5,7 +5,8 @@ A connection *waits* from its accept until `initialize` grants it a valid token,
 place that a token holder needs:
 
 - At most `max_connections` members are served at once. Only a valid token counts there: a
-  member over the cap is refused at `initialize` (DaemonFull, -32000), whatever waits.
+  member over the cap is refused at `initialize` (DaemonFull, a StorageUnavailable: -32014),
+  whatever waits.
 - At most `max_unauthenticated_connections` wait at once. One more is let in all the same,
   and the connection that has waited longest is dropped, told why, to make room. A client
   with a valid token sends `initialize` as soon as it connects and stops waiting within a
@@ -33,7 +34,7 @@ import resource
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from lazy_memory.engine.errors import LazyMemoryError
+from lazy_memory.engine.errors import StorageUnavailable
 from lazy_memory.rpc.connection_limits import ConnectionLimits, handshake_timed_out, see_out
 from lazy_memory.rpc.listener import peer
 from lazy_memory.rpc.quiet_log import QuietLog
@@ -59,8 +60,9 @@ SPARE_SOCKETS = 64
 logger = logging.getLogger(__name__)
 
 
-class DaemonFull(LazyMemoryError):
-    """Every member's place is taken: the refusal a client with a valid token can get."""
+class DaemonFull(StorageUnavailable):
+    """Every member's place is taken: the refusal a client with a valid token can get. To
+    that client the store is unavailable for now (-32014; its `data.type` says which)."""
 
 
 class Arrival(asyncio.StreamReaderProtocol):
