@@ -29,7 +29,9 @@ DEFAULT_HANDSHAKE_TIMEOUT_SECONDS = 5.0
 DEFAULT_IDLE_TIMEOUT_SECONDS = 900.0
 """How long a daemon connection may send nothing, with no request running, before it closes."""
 DEFAULT_MAX_CONNECTIONS = 256
-"""Connections a daemon serves at once; one more is refused as soon as it is accepted."""
+"""Connections with a valid token a daemon serves at once; one more is refused at initialize."""
+DEFAULT_MAX_UNAUTHENTICATED_CONNECTIONS = 1024
+"""Connections a daemon holds before their token: past it, the oldest is dropped for the new."""
 DEFAULT_CONNECT_TIMEOUT_SECONDS = 2.0
 """How long opening a network store (PostgreSQL, a remote daemon) may take before it fails."""
 DEFAULT_REQUEST_TIMEOUT_SECONDS = 30.0
@@ -72,6 +74,7 @@ class Settings(NamedTuple):
     handshake_timeout_seconds: float = DEFAULT_HANDSHAKE_TIMEOUT_SECONDS
     idle_timeout_seconds: float = DEFAULT_IDLE_TIMEOUT_SECONDS
     max_connections: int = DEFAULT_MAX_CONNECTIONS
+    max_unauthenticated_connections: int = DEFAULT_MAX_UNAUTHENTICATED_CONNECTIONS
     connect_timeout_seconds: float = DEFAULT_CONNECT_TIMEOUT_SECONDS
     request_timeout_seconds: float = DEFAULT_REQUEST_TIMEOUT_SECONDS
     hook_limit_chars: int = DEFAULT_HOOK_LIMIT_CHARS
@@ -277,6 +280,9 @@ _FILE_SETTINGS: dict[str, _Setting] = {
     "handshake_timeout_seconds": _Setting("engine.handshake_timeout_seconds", _positive_seconds),
     "idle_timeout_seconds": _Setting("engine.idle_timeout_seconds", _positive_seconds),
     "max_connections": _Setting("engine.max_connections", _positive_int),
+    "max_unauthenticated_connections": _Setting(
+        "engine.max_unauthenticated_connections", _positive_int
+    ),
     "hook_limit_chars": _Setting("claude_code.hook_limit_chars", _positive_int),
     "tool_result_limit_chars": _Setting("claude_code.tool_result_limit_chars", _positive_int),
     "hook_timeout_seconds": _Setting("claude_code.hook_timeout_seconds", _positive_seconds),

@@ -4,8 +4,10 @@ Run from the repository root. `--quick` (1k and 10k records, fewer repeats) take
 minutes; the full run adds 100k-record stores; `--peers` runs only the MCP group, `lazy mcp`
 beside other memory MCP servers (bench/peers.py); `--first-turn [N]` only what a session meets
 first: `lazy mcp`'s start (bench/mcp_start.py) and the real Claude Code's first requests, N
-sessions each way and load (bench/first_request.py). It prints a table (value, floor, target,
-PASS or MISS) and writes bench/results/latest.json (quick.json, peers.json), then names every
+sessions each way and load (bench/first_request.py); `--front-door [N]` only clients with
+tokens served through a crowd of N hostile sockets (bench/front_door.py). It prints a table
+(value, floor, target, PASS or MISS) and writes bench/results/latest.json (quick.json,
+peers.json, first-turn.json, front-door.json), then names every
 MISS on stderr with by how much, and exits 1 if there is one (0 with --no-gate). See
 bench/README.md; `python -m bench.tables` rewrites the READMEs' tables from the JSON.
 """
@@ -28,6 +30,7 @@ from bench import (
     cli,
     engine,
     first_request,
+    front_door,
     launch,
     mcp_start,
     mcp_tools,
@@ -99,12 +102,23 @@ def main(argv: Sequence[str] | None = None) -> None:
         help="only the MCP group: lazy mcp beside other memory MCP servers (all of them, or "
         f"those named: {', '.join(peer.name for peer in peers.PEERS)})",
     )
+    only.add_argument(
+        "--front-door",
+        type=int,
+        nargs="?",
+        const=front_door.CROWD,
+        metavar="N",
+        help=f"only the front-door group: {front_door.HOLDERS} clients with tokens served "
+        f"through a crowd of N hostile sockets (default {front_door.CROWD:,}), against the "
+        "same clients on the idle daemon (bench/front_door.py)",
+    )
     parser.add_argument(
         "--json",
         type=Path,
         metavar="PATH",
         help="where to write the results (default bench/results/latest.json, quick.json for "
-        "--quick, peers.json for --peers, first-turn.json for --first-turn)",
+        "--quick, peers.json for --peers, first-turn.json for --first-turn, front-door.json "
+        "for --front-door)",
     )
     parser.add_argument(
         "--no-gate",
@@ -115,12 +129,16 @@ def main(argv: Sequence[str] | None = None) -> None:
     arguments = parser.parse_args(argv)
     if arguments.first_turn is not None and arguments.first_turn < 1:
         parser.error("--first-turn takes a number of sessions of at least 1")
+    if arguments.front_door is not None and arguments.front_door < 3:
+        parser.error("--front-door takes a crowd of at least 3 sockets, one of each kind")
     defaults = _QUICK if arguments.quick else _FULL
     report = arguments.json or RESULTS / (
         "peers.json"
         if arguments.peers is not None
         else "first-turn.json"
         if arguments.first_turn
+        else "front-door.json"
+        if arguments.front_door
         else "quick.json"
         if arguments.quick
         else "latest.json"
@@ -139,6 +157,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         )
         if arguments.first_turn:
             measurements = first_turn(plan, arguments.sizes, arguments.first_turn)
+        elif arguments.front_door:
+            measurements = front_door.measure(plan, arguments.front_door, arguments.quick)
         elif arguments.peers is None:
             with postgres.scratch_postgres(plan.workdir, plan.backends):
                 measurements = asyncio.run(run(plan))

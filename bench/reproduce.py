@@ -5,7 +5,8 @@ It runs each producer of bench/results/*.json in turn, as a subprocess of this i
 (`full`: `python -m bench`, `quick`, `peers`, `search`, `compaction`, `web`, `container`:
 .ci/container.sh, which builds the image and has bench.container write container.json; only
 as root, with podman or apt-get to install it; and `first-turn`: `python -m bench
---first-turn`, whose Claude Code rows are `missing` where it is not installed), then `tables`:
+--first-turn`, whose Claude Code rows are `missing` where it is not installed; and
+`front-door`: `python -m bench --front-door`), then `tables`:
 `python -m bench.tables`, which regenerates every marked table and the plot from those files.
 
 Progress goes to stderr as it runs (each command, its exit status and time); the summary goes
@@ -90,6 +91,7 @@ PRODUCERS = (
     Producer("web", _python("bench.web", "--backends", "sqlite", "files"), "web.json"),
     Producer("container", ("bash", CONTAINER_STEP), "container.json", _container_unavailable),
     Producer("first-turn", _python("bench", "--first-turn"), "first-turn.json"),
+    Producer("front-door", _python("bench", "--front-door"), "front-door.json"),
     Producer("tables", _python("bench.tables"), None),
 )
 """Every producer, in the order a reproduction runs them: tables last, from the others' JSON."""

@@ -1,7 +1,7 @@
 """`python -m bench.tables`: the READMEs' benchmark tables and the latency plot, from the JSON.
 
 Every figure the READMEs quote from a benchmark (`python -m bench`, its `--quick`,
-`--peers` and `--first-turn` runs, `python -m bench.compaction`, `bench.search`,
+`--peers`, `--first-turn` and `--front-door` runs, `python -m bench.compaction`, `bench.search`,
 `bench.web`, and the container step's `bench.container`) sits between two marker comments,
 
     <!-- bench:table:NAME -->
@@ -131,6 +131,7 @@ TABLES: dict[str, Callable[[Path], str]] = {
         results, "container.json", floors=True, command=CONTAINER_STEP
     ),
     "first-turn": lambda results: full_table(results, "first-turn.json", floors=True),
+    "front-door": lambda results: full_table(results, "front-door.json", floors=True),
 }
 """Each marker's name and what it generates from the results folder."""
 

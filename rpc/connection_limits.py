@@ -7,9 +7,10 @@ connection is closed once the idle timeout has passed since the client's last me
 last answer with none of its requests running. Any message counts, so a client that only
 listens for `lazy/memory/changed` keeps its connection by sending a notification now and
 then (an unknown `$/` notification, such as `$/lazy/keepAlive`, is ignored); the remote
-backend instead reconnects when it next needs the daemon. A daemon serves at most
-max_connections at once and refuses one more as soon as it is accepted (`see_out`). Once
-connections close, their memory is handed back (`release_memory`).
+backend instead reconnects when it next needs the daemon. How many connections a daemon
+holds, with a token and without, is rpc/front_door.py's; a connection it refuses is sent why
+and ended by `see_out`. Once connections close, their memory is handed back
+(`release_memory`).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from lazy_memory.adapters.config import (
     DEFAULT_HANDSHAKE_TIMEOUT_SECONDS,
     DEFAULT_IDLE_TIMEOUT_SECONDS,
     DEFAULT_MAX_CONNECTIONS,
+    DEFAULT_MAX_UNAUTHENTICATED_CONNECTIONS,
 )
 from lazy_memory.wire.errors import SERVER_ERROR
 from lazy_memory.wire.framing import FramingError, frame
@@ -38,18 +40,21 @@ if TYPE_CHECKING:
 MAX_UNAUTHENTICATED_MESSAGE_BYTES = 256 * 1024
 """The largest message a connection may send before `initialize` has granted it a token."""
 TOO_MANY_CONNECTIONS = SERVER_ERROR
-"""The code of the one message a connection over the cap gets before it is closed."""
+"""The code of the one message a connection refused or dropped gets before it is closed."""
 REFUSAL_LINGER_SECONDS = 2.0
 """How long a refused connection is kept open to take (and drop) what its client sends."""
 
 
 @dataclass(frozen=True)
 class ConnectionLimits:
-    """The daemon's limits on each connection and on how many it serves at once."""
+    """The daemon's limits on each connection and on how many it holds at once."""
 
     handshake_seconds: float = DEFAULT_HANDSHAKE_TIMEOUT_SECONDS
     idle_seconds: float = DEFAULT_IDLE_TIMEOUT_SECONDS
     max_connections: int = DEFAULT_MAX_CONNECTIONS
+    """Connections with a valid token."""
+    max_unauthenticated: int = DEFAULT_MAX_UNAUTHENTICATED_CONNECTIONS
+    """Connections still waiting to present one."""
 
     @classmethod
     def from_settings(cls, settings: Settings) -> ConnectionLimits:
@@ -58,43 +63,69 @@ class ConnectionLimits:
             handshake_seconds=settings.handshake_timeout_seconds,
             idle_seconds=settings.idle_timeout_seconds,
             max_connections=settings.max_connections,
+            max_unauthenticated=settings.max_unauthenticated_connections,
         )
 
 
-async def first_line(
-    reader: asyncio.StreamReader, limits: ConnectionLimits
-) -> bytes | Exception | None:
-    """The connection's first line, or why it could not be read; None if none came in time.
+@dataclass(frozen=True)
+class FirstMessage:
+    """What a connection sent first: its first message's bytes, headers and body, or as
+    much as came before the stream ended or broke (then error says how)."""
 
-    Nothing is built for a connection until it speaks: a silent socket costs a few KB, not
-    the 25 KB of a server.
+    data: bytes
+    error: Exception | None = None
+
+
+async def first_message(reader: asyncio.StreamReader) -> FirstMessage:
+    """Read a connection's first message whole, before anything is built for it.
+
+    A server costs a few milliseconds and 25 KB: a client that trickles its first message
+    a byte at a time never gets one. Anything odd (no Content-Length, a body over what a
+    stranger may send) ends the read early; the framing then reports it, as for any message.
     """
+    head: list[bytes] = []
     try:
-        async with asyncio.timeout(limits.handshake_seconds):
-            return await reader.readline()
-    except TimeoutError:
-        return None
-    except (ValueError, OSError) as error:  # the framing reports it, as for any line
-        return error
+        while (line := await reader.readline()) not in (b"\r\n", b"\n", b""):
+            head.append(line)
+        head.append(line)
+        length = _content_length(head)
+        if not line or length is None or length > MAX_UNAUTHENTICATED_MESSAGE_BYTES:
+            return FirstMessage(b"".join(head))
+        return FirstMessage(b"".join(head) + await reader.readexactly(length))
+    except asyncio.IncompleteReadError as ended:
+        return FirstMessage(b"".join(head) + ended.partial)
+    except (ValueError, OSError) as error:  # a line over the stream's limit, a reset
+        return FirstMessage(b"".join(head), error)
+
+
+def _content_length(head: list[bytes]) -> int | None:
+    for line in head:
+        name, _, value = line.partition(b":")
+        if name.strip().lower() == b"content-length" and value.strip().isdigit():
+            return int(value)
+    return None
 
 
 class GuardedReader:
-    """A connection's reader that refuses a large message until the client has a token."""
+    """A connection's reader: its first message again, then the stream; a large message is
+    refused until the client has a token."""
 
     def __init__(
-        self, reader: asyncio.StreamReader, server: EngineServer, first: bytes | Exception
+        self, reader: asyncio.StreamReader, server: EngineServer, first: FirstMessage
     ) -> None:
         self._reader = reader
         self._server = server
-        self._first: bytes | Exception | None = first
+        self._replay = first.data
+        self._error = first.error
 
     async def readline(self) -> bytes:
-        """One header line, the first one already read (the stream's limit bounds each)."""
-        first, self._first = self._first, None
-        if isinstance(first, Exception):
-            raise first
-        if first is not None:
-            return first
+        """One header line (the stream's limit bounds each)."""
+        if self._replay:
+            line, newline, self._replay = self._replay.partition(b"\n")
+            return line + newline
+        if self._error is not None:
+            error, self._error = self._error, None
+            raise error
         return await self._reader.readline()
 
     async def readexactly(self, n: int) -> bytes:
@@ -104,12 +135,10 @@ class GuardedReader:
                 f"a message of {n} bytes before initialize: the limit is "
                 f"{MAX_UNAUTHENTICATED_MESSAGE_BYTES} bytes until a valid token is presented"
             )
-        return await self._reader.readexactly(n)
-
-
-def at_the_cap(limits: ConnectionLimits) -> str:
-    """Why a connection over the cap is refused."""
-    return f"{limits.max_connections} connections open, the limit ([engine] max_connections)"
+        replayed, self._replay = self._replay[:n], self._replay[n:]
+        if len(replayed) == n:
+            return replayed
+        return replayed + await self._reader.readexactly(n - len(replayed))
 
 
 def see_out(
@@ -128,10 +157,21 @@ def see_out(
     error = {"code": TOO_MANY_CONNECTIONS, "message": why}
     writer.write(frame({"jsonrpc": "2.0", "id": None, "error": error}))
     linger = 0.0  # TLS: closed at the next turn, after what is buffered (the message)
+    gone = False
     if writer.can_write_eof():
-        writer.write_eof()
-        linger = REFUSAL_LINGER_SECONDS
+        try:
+            writer.write_eof()
+            linger = REFUSAL_LINGER_SECONDS
+        except OSError:  # the client has reset the connection: nobody is left to tell
+            gone = True
     writer.transport.set_protocol(_Dropping(writer.transport, ended, linger))
+    if gone:
+        writer.transport.abort()
+
+
+def seen_out(writer: asyncio.StreamWriter) -> bool:
+    """True once writer's connection was handed to `see_out`, which closes it."""
+    return isinstance(writer.transport.get_protocol(), _Dropping)
 
 
 class _Dropping(asyncio.Protocol):
@@ -167,11 +207,8 @@ def handshake_timed_out(limits: ConnectionLimits) -> str:
     )
 
 
-async def outstayed(server: EngineServer, limits: ConnectionLimits, accepted: float) -> str:
-    """Wait until the connection accepted then (monotonic) outstays a limit; say which."""
-    await asyncio.sleep(max(0.0, accepted + limits.handshake_seconds - time.monotonic()))
-    if server.service is None:
-        return handshake_timed_out(limits)
+async def idled_out(server: EngineServer, limits: ConnectionLimits) -> str:
+    """Wait until an initialized connection has been idle too long; say so."""
     last_busy = 0.0
     while True:
         now = time.monotonic()
@@ -182,6 +219,20 @@ async def outstayed(server: EngineServer, limits: ConnectionLimits, accepted: fl
         if remaining <= 0:
             return f"idle for {limits.idle_seconds:g} s ([engine] idle_timeout_seconds)"
         await asyncio.sleep(remaining)
+
+
+def freeze_what_lasts(warm_up: Callable[[], object]) -> None:
+    """Leave what the daemon holds for its whole life out of every garbage collection.
+
+    A full collection walks every object the collector tracks: in a daemon, the tens of
+    thousands that its imports made (pygls, lsprotocol, pydantic), about 90 ms of walking
+    here, which every client waited through each time a crowd's churn set one off. warm_up
+    makes what the first connection would import; what it builds is collected, then the
+    rest, alive until the daemon stops, is frozen (gc.freeze).
+    """
+    warm_up()
+    gc.collect()
+    gc.freeze()
 
 
 def release_memory() -> None:

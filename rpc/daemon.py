@@ -1,6 +1,9 @@
 """The engine daemon: one process serving many clients on a unix socket or TCP, with tokens.
 
-Every connection gets its own server (`build_server`) over the one shared storage. Its
+The daemon accepts connections itself (rpc/listener.py); each waits at the front door
+(rpc/front_door.py) until it presents a valid token, apart from those that have, and is
+served once it has sent its first message whole. Every served connection gets its own
+server (`build_server`) over the one shared storage. Its
 identity comes from the token it presents in `initialize` (`initializationOptions.token`),
 checked against the token file at that moment, so a revoked token is refused from the next
 connection on without a restart. A client that sends garbage, disconnects or crashes its
@@ -10,16 +13,10 @@ handler closes only its own connection.
 from __future__ import annotations
 
 import asyncio
-import ipaddress
 import logging
-import os
 import signal
-import socket
 import ssl
-import stat
-import struct
 import sys
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -32,13 +29,15 @@ from lazy_memory.engine.records import Actor, ActorKind
 from lazy_memory.rpc.connection_limits import (
     ConnectionLimits,
     GuardedReader,
-    at_the_cap,
-    first_line,
-    handshake_timed_out,
-    outstayed,
+    first_message,
+    freeze_what_lasts,
+    idled_out,
     release_memory,
-    see_out,
+    seen_out,
 )
+from lazy_memory.rpc.front_door import Arrival, FrontDoor, raise_file_limit
+from lazy_memory.rpc.listener import listen
+from lazy_memory.rpc.quiet_log import QuietLog
 from lazy_memory.rpc.server import (
     Authenticator,
     EngineServer,
@@ -56,7 +55,7 @@ CLOSE_TIMEOUT_SECONDS = 5.0
 MAX_UNREAD_BYTES = 32 * 1024 * 1024
 """Responses a client may leave unread before its connection is dropped."""
 COLLECT_AFTER_CLOSE_SECONDS = 1.0
-"""How soon after connections close the memory they held in reference cycles is freed."""
+"""How long after the last connection closed the memory they held in cycles is freed."""
 
 SessionFactory = Callable[[Authenticator], Session]
 """Builds a connection's Session around its authenticator; every one shares one storage."""
@@ -147,13 +146,17 @@ async def serve_daemon(
             tokens.path,
         )
     limits = limits or ConnectionLimits()
+    raise_file_limit(limits)
+    freeze_what_lasts(lambda: build_server(new_session(token_authenticator(tokens, "warm-up"))))
     daemon = _Daemon(new_session, tokens, limits)
     loop = asyncio.get_running_loop()
     stop = asyncio.Event()
     for signum in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(signum, stop.set)
     try:
-        listener, listening = await _listen(address, daemon.accept, ssl_context, limits)
+        listener, listening = await listen(
+            address, daemon.arrival, ssl_context, limits, daemon.door.accepts_now
+        )
         try:
             print(f"{READY_PREFIX}{listening}", file=sys.stderr, flush=True)
             await stop.wait()
@@ -161,7 +164,6 @@ async def serve_daemon(
         finally:
             listener.close()
             await daemon.close_all()
-            await listener.wait_closed()
             if address.path is not None:
                 address.path.unlink(missing_ok=True)
     finally:
@@ -170,7 +172,8 @@ async def serve_daemon(
 
 
 class _Daemon:
-    """The live connections, each served in a task of its own."""
+    """The live connections, each served in a task of its own, and who holds a place
+    (rpc/front_door.py)."""
 
     def __init__(
         self, new_session: SessionFactory, tokens: TokenStore, limits: ConnectionLimits
@@ -179,35 +182,23 @@ class _Daemon:
         self.tokens = tokens
         self.limits = limits
         self.connections: set[asyncio.Task[None]] = set()
-        self.refused: set[asyncio.BaseTransport] = set()
+        self.quiet = QuietLog(logger)
+        self.door = FrontDoor(limits, self.quiet, self._start, self._collect_soon)
         self.servers: set[EngineServer] = set()
-        self.accepted = 0
         self.stopping = False
         self.collecting: asyncio.TimerHandle | None = None
+        self.last_closed = 0.0
 
-    def accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        """Start serving a new connection; its task is tracked so a stop can close it."""
-        if self.stopping:
-            writer.transport.abort()
-            return
-        if len(self.connections) >= self.limits.max_connections:
-            self._refuse(writer)
-            return
-        self.accepted += 1
-        task = asyncio.ensure_future(self._serve(f"connection {self.accepted}", reader, writer))
+    def arrival(self) -> Arrival:
+        """The protocol of a connection just accepted: it waits at the door for its token."""
+        return Arrival(self.door)
+
+    def _start(self, arrival: Arrival, connection: str) -> asyncio.Task[None]:
+        """Serve a connection that has spoken; its task is tracked so a stop can close it."""
+        task = asyncio.ensure_future(self._serve(connection, arrival))
         self.connections.add(task)
         task.add_done_callback(self.connections.discard)
-
-    def _refuse(self, writer: asyncio.StreamWriter) -> None:
-        """Tell a connection over the cap why, and end it: it never gets a server."""
-        full = at_the_cap(self.limits)
-        logger.warning("refused a connection from %s: %s", _peer(writer), full)
-        self.refused.add(writer.transport)
-        see_out(writer, f"the daemon has {full}: try later", self._refusal_ended)
-
-    def _refusal_ended(self, transport: asyncio.BaseTransport) -> None:
-        self.refused.discard(transport)
-        self._collect_soon()  # a crowd refused leaves its buffers behind, as one served does
+        return task
 
     async def close_all(self) -> None:
         """Answer the requests running, close every connection (flushing what was written
@@ -221,10 +212,10 @@ class _Daemon:
         self.stopping = True
         if self.collecting is not None:
             self.collecting.cancel()
+        self.quiet.sum_up()
         servers = list(self.servers)
         await asyncio.gather(*(server.stop() for server in servers))
-        for transport in list(self.refused):
-            transport.close()
+        self.door.close()
         await _cancel(list(self.connections))
         # Only now: a connection reads what is already buffered before its cancel lands,
         # and pygls keeps each request's task here until it is answered (annotated as a
@@ -234,19 +225,28 @@ class _Daemon:
         ]
         await _cancel([request for request in running if isinstance(request, asyncio.Future)])
 
-    async def _serve(
-        self, connection: str, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
-    ) -> None:
-        logger.info("%s accepted from %s", connection, _peer(writer))
-        accepted = time.monotonic()
+    async def _serve(self, connection: str, arrival: Arrival) -> None:
+        reader, writer = arrival.reader, arrival.writer
+        assert writer is not None
         try:
-            first = await first_line(reader, self.limits)
-            if first is None:
-                logger.info("%s timed out: %s", connection, handshake_timed_out(self.limits))
-                return
-            if first == b"":
+            first = await first_message(reader)
+            if not first.data and first.error is None:
                 return  # it left without a word
-            server = build_server(self.new_session(token_authenticator(self.tokens, connection)))
+            authenticate = token_authenticator(self.tokens, connection)
+            watching: list[asyncio.Future[Any]] = []
+
+            def admit(options: Any) -> Grant:
+                grant = authenticate(options)
+                try:
+                    self.door.admit(arrival)
+                except LazyMemoryError as full:
+                    logger.warning("%s refused: %s", connection, full)
+                    raise
+                # Idle from now on; until now, its time was the door's.
+                watching.append(asyncio.ensure_future(self._close_when_idle(connection, server)))
+                return grant
+
+            server = build_server(self.new_session(admit))
 
             def write(data: bytes) -> None:
                 if writer.transport.is_closing():
@@ -261,38 +261,51 @@ class _Daemon:
                 writer.write(data)
 
             self.servers.add(server)
-            watching = asyncio.ensure_future(
-                self._close_when_outstayed(connection, server, accepted)
-            )
             try:
                 await serve_connection(server, GuardedReader(reader, server, first), write)
             finally:
-                await _cancel([watching])
+                await _cancel(watching)
                 self.servers.discard(server)
         except (ConnectionError, ssl.SSLError) as error:
             logger.info("%s lost: %s", connection, error)
         except Exception:
             logger.exception("%s failed; closing it", connection)
         finally:
-            await _close(writer)
-            logger.info("%s closed", connection)
+            member = self.door.leave(arrival)
+            # One the door turned away is the door's to close, once it is told why.
+            if not seen_out(writer):
+                await _close(writer)
+            if member or self.quiet.allows("closed"):
+                logger.info("%s closed", connection)
             self._collect_soon()
 
     def _collect_soon(self) -> None:
-        """Free closed connections' memory within a second, once however many close."""
+        """Free closed connections' memory once none has closed for a second.
+
+        Not before: a full collection takes tens of milliseconds, which every client would
+        wait through, once a second, while a crowd comes and goes; meanwhile the allocations
+        it makes run the collector anyway.
+        """
         # Not while stopping: the process is about to give all of it back, and sooner.
-        if self.collecting is None and not self.stopping:
-            loop = asyncio.get_running_loop()
+        if self.stopping:
+            return
+        loop = asyncio.get_running_loop()
+        self.last_closed = loop.time()
+        if self.collecting is None:
             self.collecting = loop.call_later(COLLECT_AFTER_CLOSE_SECONDS, self._collect)
 
     def _collect(self) -> None:
+        loop = asyncio.get_running_loop()
+        quiet_for = loop.time() - self.last_closed
+        if quiet_for < COLLECT_AFTER_CLOSE_SECONDS:
+            remaining = COLLECT_AFTER_CLOSE_SECONDS - quiet_for
+            self.collecting = loop.call_later(remaining, self._collect)
+            return
         self.collecting = None
         release_memory()
 
-    async def _close_when_outstayed(
-        self, connection: str, server: EngineServer, accepted: float
-    ) -> None:
-        reason = await outstayed(server, self.limits, accepted)
+    async def _close_when_idle(self, connection: str, server: EngineServer) -> None:
+        reason = await idled_out(server, self.limits)
         logger.info("%s timed out: %s", connection, reason)
         server.closed.set()
 
@@ -310,91 +323,3 @@ async def _close(writer: asyncio.StreamWriter) -> None:
         await asyncio.wait_for(writer.wait_closed(), CLOSE_TIMEOUT_SECONDS)
     except Exception:  # a peer gone or stuck in the TLS goodbye: nothing is left to flush
         writer.transport.abort()
-
-
-def _bind_unix(path: Path) -> socket.socket:
-    """A socket bound at path and private to this user, once a stale one is cleared away."""
-    _remove_stale_socket(path)
-    bound = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    try:
-        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-        bound.bind(str(path))
-        # Private before it listens: until then every connect is refused, so there is no
-        # moment when another user could get in.
-        os.chmod(path, 0o600)
-    except OSError as error:
-        bound.close()
-        raise InvalidConfig(f"cannot listen on unix:{path}: {error.strerror or error}") from None
-    return bound
-
-
-def _remove_stale_socket(path: Path) -> None:
-    """Remove a socket file nothing listens on (a daemon that was killed); refuse a live one."""
-    try:
-        mode = path.lstat().st_mode
-    except FileNotFoundError:
-        return
-    if not stat.S_ISSOCK(mode):
-        raise InvalidConfig(f"cannot listen on unix:{path}: a file that is not a socket is there")
-    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as probe:
-        probe.settimeout(CLOSE_TIMEOUT_SECONDS)
-        try:
-            probe.connect(str(path))
-        except (ConnectionRefusedError, FileNotFoundError):
-            path.unlink(missing_ok=True)
-            logger.info("removed the stale socket %s", path)
-            return
-        except OSError as error:
-            raise InvalidConfig(f"cannot listen on unix:{path}: {error}") from None
-    raise InvalidConfig(f"cannot listen on unix:{path}: another daemon is listening there")
-
-
-async def _listen(
-    address: Address,
-    accept: Callable[[asyncio.StreamReader, asyncio.StreamWriter], None],
-    ssl_context: ssl.SSLContext | None,
-    limits: ConnectionLimits,
-) -> tuple[asyncio.Server, Address]:
-    """The listening server and the address it really listens on (port 0 made real)."""
-    if address.path is not None:
-        return await asyncio.start_unix_server(accept, sock=_bind_unix(address.path)), address
-    if ssl_context is None and not _is_loopback(address.host):
-        logger.warning(
-            "listening on %s without TLS: tokens and records cross the network in clear text "
-            "(use --tls-cert and --tls-key)",
-            address,
-        )
-    try:
-        # A TLS handshake comes before accept, so before the handshake timeout starts: it
-        # gets the same time of its own (asyncio's default is a minute).
-        handshake = None if ssl_context is None else limits.handshake_seconds
-        listener = await asyncio.start_server(
-            accept, address.host, address.port, ssl=ssl_context, ssl_handshake_timeout=handshake
-        )
-    except OSError as error:
-        raise InvalidConfig(f"cannot listen on {address}: {error.strerror or error}") from None
-    # Clients name a TLS daemon tls:HOST:PORT, whichever form it was started with.
-    scheme = "tcp" if ssl_context is None else "tls"
-    return listener, Address(scheme, host=address.host, port=listener.sockets[0].getsockname()[1])
-
-
-def _is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
-
-
-def _peer(writer: asyncio.StreamWriter) -> str:
-    """Who connected: host and port over TCP, process and user over a unix socket."""
-    peer = writer.get_extra_info("peername")
-    if isinstance(peer, tuple):
-        return str(Address("tcp", host=peer[0], port=peer[1])).removeprefix("tcp:")
-    connected = writer.get_extra_info("socket")
-    if connected is None or not hasattr(socket, "SO_PEERCRED"):
-        return "a unix socket"
-    credentials = connected.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
-    pid, uid, _ = struct.unpack("3i", credentials)
-    return f"pid {pid} (uid {uid}) on a unix socket"

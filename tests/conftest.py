@@ -65,6 +65,7 @@ SERIAL = frozenset(
         "tests/reliability/test_load.py",  # runs for a fixed time; RSS must stay flat
         "tests/reliability/test_crash.py",  # writers are SIGKILLed after a timed, random while
         "tests/e2e/test_daemon_limits.py",  # timeouts timed to half a second; RSS
+        "tests/e2e/daemon/test_front_door.py",  # a token holder's 0.1 s of grace in a crowd
         "tests/e2e/test_network_timeouts.py",  # connect timeouts of a second; stops the PostgreSQL
         "tests/e2e/test_postgres_errors.py",  # a statement timeout of 0.5 s; stops the PostgreSQL
         "tests/e2e/test_postgres.py",  # a restart races the change feed's last notification

@@ -1,7 +1,9 @@
-"""Start a real `lazy engine --listen` daemon for a test, and make tokens for it."""
+"""Start a real `lazy engine --listen` daemon for a test, make tokens for it, and read its
+memory."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 import signal
 import subprocess
@@ -89,3 +91,31 @@ def running_daemon(
         if process.poll() is None:
             process.kill()
             process.wait(timeout=30)
+
+
+def rss_kib(daemon: Daemon) -> int:
+    """The daemon's resident set size, from /proc."""
+    status = Path(f"/proc/{daemon.process.pid}/status").read_text()
+    line = next(line for line in status.splitlines() if line.startswith("VmRSS:"))
+    return int(line.split()[1])
+
+
+async def settled_rss(daemon: Daemon) -> int:
+    """The daemon's RSS once it has stopped falling (the daemon frees within a second)."""
+    last = rss_kib(daemon)
+    for _ in range(20):
+        await asyncio.sleep(1.0)
+        now = rss_kib(daemon)
+        if now >= last:
+            return now
+        last = now
+    return last
+
+
+async def wait_for_log(daemon: Daemon, text: str) -> None:
+    """Wait until the daemon has logged text, for 30 s at most."""
+    for _ in range(300):
+        if text in "".join(daemon.log):
+            return
+        await asyncio.sleep(0.1)
+    raise AssertionError(f"the daemon never logged {text!r}; it logged {''.join(daemon.log)}")

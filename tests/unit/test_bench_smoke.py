@@ -2,8 +2,9 @@
 
 It proves `python -m bench` works, that concurrent saves lose nothing and write nothing
 unacknowledged, that `python -m bench --peers` drives the MCP reference memory server (npm,
-so that test is marked `node`), and that `python -m bench --first-turn` counts the real
-Claude Code's sessions (or says it is missing); it never asserts on a timing (speed is the
+so that test is marked `node`), that `python -m bench --first-turn` counts the real
+Claude Code's sessions (or says it is missing), and that `python -m bench --front-door`
+serves its token holders through a crowd; it never asserts on a timing (speed is the
 suite's report, not a test's verdict).
 """
 
@@ -216,6 +217,35 @@ def test_the_first_turn_group_counts_each_way_and_load_with_the_real_claude_code
     ]
     times = [row for row in rows if row["unit"] == "s"]
     assert all(0 < row["value"] < 120 for row in times)
+
+
+def test_the_front_door_group_serves_token_holders_through_a_small_crowd(tmp_path: Path) -> None:
+    report = tmp_path / "front-door.json"
+    done = subprocess.run(
+        [sys.executable, "-m", "bench", "--front-door", "30", "--quick", "--json", str(report)],
+        cwd=REPOSITORY,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+    rows = json.loads(report.read_text(encoding="utf-8"))["measurements"]
+    missed = [row for row in rows if row["verdict"] == "MISS"]
+    assert done.returncode == (1 if missed else 0), done.stderr
+    served, p99, p50, peak, after, again, crowded, crowded_p99 = rows
+    # Every session of every holder was served, though a crowd was connected throughout.
+    assert served["value"] == served["target_limit"] > 0
+    assert served["verdict"] == "PASS"
+    assert "30 hostile sockets, 2 times: 8 holders tried" in served["note"]
+    assert p99["target"] == "<= 10 x floor"
+    assert p99["floor"] > 0
+    assert p50["floor"] > 0
+    assert [row["unit"] for row in (peak, after, again)] == ["MiB"] * 3
+    assert 0 < peak["floor"] <= peak["value"]
+    # With a quarter as many places to wait as the crowd has sockets, every one served too.
+    assert crowded["what"].endswith("30 hostile sockets, 7 places to wait")
+    assert crowded["value"] == crowded["target_limit"] > 0
+    assert crowded_p99["target"] is None
 
 
 def test_the_first_request_rows_count_every_session_and_say_what_the_others_got() -> None:
