@@ -93,6 +93,7 @@ def service_factory(settings: Settings, storage: Storage) -> Callable[[Identity]
             summarizer=summarizer,
             harness=harness,
             hook_limit_chars=settings.hook_limit_chars,
+            page_limit_chars=settings.tool_result_limit_chars,
             max_body_bytes=settings.max_body_bytes,
         )
 

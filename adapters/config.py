@@ -1,8 +1,9 @@
 """Configuration: the project root, the data directory, lazy.toml, and LAZY_* overrides.
 
 Each setting's default is written once, on its Settings field (most as a DEFAULT_* constant
-here, the [memory] ones in engine/limits.py); its lazy.toml key, LAZY_* variable and check
-once, in _FILE_SETTINGS. The module stays import-light: the launch hook reads it.
+here, the [memory] ones and the tool result limit in engine/limits.py); its lazy.toml key,
+LAZY_* variable and check once, in _FILE_SETTINGS. The module stays import-light: the launch
+hook reads it.
 """
 
 from __future__ import annotations
@@ -17,6 +18,10 @@ from typing import TYPE_CHECKING, Any
 from lazy_memory.engine.errors import InvalidConfig
 from lazy_memory.engine.limits import DEFAULT_WARN_BYTES as DEFAULT_WARN_BYTES
 from lazy_memory.engine.limits import MAX_BODY_BYTES as DEFAULT_MAX_BODY_BYTES
+
+# What a tool result shows whole (measured with the hook's limit below) is the engine's too: a
+# section fitted to the hook's limit names the pages recall cuts at it.
+from lazy_memory.engine.limits import TOOL_RESULT_LIMIT_CHARS as DEFAULT_TOOL_RESULT_LIMIT_CHARS
 
 if TYPE_CHECKING:
     from lazy_memory.adapters.project_key import ProjectKey
@@ -40,8 +45,6 @@ CLAUDE_CODE_MEASURED_VERSION = "2.1.197"
 """The Claude Code release the harness limits below were measured on (tests/e2e/claude_code)."""
 DEFAULT_HOOK_LIMIT_CHARS = 10_000
 """What Claude Code shows of a hook's output whole; past it the model gets a 2 KB preview."""
-DEFAULT_TOOL_RESULT_LIMIT_CHARS = 500_000
-"""The largest tool result a tool may declare (`anthropic/maxResultSizeChars`) and get whole."""
 DEFAULT_HOOK_TIMEOUT_SECONDS = 10.0
 """How long the SessionStart hook may take in all before it prints the unavailable marker."""
 

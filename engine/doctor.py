@@ -26,9 +26,16 @@ from lazy_memory.engine.compaction import (
     what_helps,
     why_rejected,
 )
-from lazy_memory.engine.context import Role, assembled_size, launch_context, written_since
+from lazy_memory.engine.context import (
+    MEASURED_ROLE,
+    Role,
+    assembled_size,
+    launch_context,
+    written_since,
+)
 from lazy_memory.engine.delivery import deliver, harness_length
 from lazy_memory.engine.index import Indexed
+from lazy_memory.engine.limits import TOOL_RESULT_LIMIT_CHARS
 from lazy_memory.engine.records import Actor, ActorKind
 
 
@@ -85,10 +92,11 @@ def diagnose(
     importable: list[str] | None = None,
     compact_error: str | None = None,
     hook_limit_chars: int | None = None,
+    page_limit_chars: int = TOOL_RESULT_LIMIT_CHARS,
 ) -> Diagnosis:
     """Measure what a launch injects and decide what, if anything, would help."""
-    size = assembled_size(records, compact, removed)
-    plain = assembled_size(records, None, [])
+    size = assembled_size(MEASURED_ROLE, records, compact, removed)
+    plain = assembled_size(MEASURED_ROLE, records, None, [])
     newer = [] if compact is None else [record.name for record in written_since(records, compact)]
     behind = compact is not None and bool(newer or removed)
     remedy, advice = _remedy(size, plain, warn_bytes, records, compact, removed, behind, now)
@@ -114,7 +122,9 @@ def diagnose(
         compact_error=compact_error,
         hook=None
         if hook_limit_chars is None
-        else hook_fit(records, compact, removed, warn_bytes, hook_limit_chars, now),
+        else hook_fit(
+            records, compact, removed, warn_bytes, hook_limit_chars, now, page_limit_chars
+        ),
     )
 
 
@@ -125,10 +135,11 @@ def hook_fit(
     warn_bytes: int,
     limit: int,
     now: datetime,
+    page_limit: int,
 ) -> HookFit:
     """How many records a hook launch shows inline, and the remedy that works if not all."""
     context = launch_context(Role.BUILDER, records, compact, removed, warn_bytes)
-    delivery = deliver(context, records, limit)
+    delivery = deliver(context, records, limit, page_limit=page_limit)
     shown = f"A hook launch shows {delivery.listed:,} of {len(records):,} records inline"
     if not delivery.fitted:
         advice = f"{shown}: the whole section fits Claude Code's hook limit ({limit:,} characters)."

@@ -39,7 +39,7 @@ async def show_context(arguments: argparse.Namespace) -> int:
 
     _, delivery = await launch_delivery(Role(arguments.role), None)
     if arguments.json:
-        print_json(delivery.model_dump(mode="json"))
+        print_json(delivery.as_json())
     else:
         print(delivery.text, end="")
     return 0
@@ -93,7 +93,7 @@ async def run_hook() -> int:
         # A store that hangs may hold a thread that would keep this process alive at exit.
         os._exit(0)
     _print(delivery.text)
-    logged = delivery.model_dump(mode="json")
+    logged = delivery.as_json()
     record_launch(settings.data_dir, "hook", logged)
     if key is not None and role.value == "builder" and delivery.available:
         keep_section(settings, key, delivery.text, logged, warnings.said)
@@ -162,7 +162,8 @@ def _unavailable(role: Role, settings: Settings, error: str, limit_chars: int | 
     from lazy_memory.engine.context import unavailable_context
     from lazy_memory.engine.delivery import deliver
 
-    return deliver(unavailable_context(role, error, settings.warn_bytes), [], limit_chars)
+    context = unavailable_context(role, error, settings.warn_bytes)
+    return deliver(context, [], limit_chars, page_limit=settings.tool_result_limit_chars)
 
 
 def _say(delivery: Delivery) -> None:

@@ -85,11 +85,9 @@ async def run_launch(arguments: argparse.Namespace) -> int:
     claude = arguments.claude or os.environ.get(CLAUDE_VARIABLE) or "claude"
     command = [claude, "--append-system-prompt-file", prompt_file, *arguments.arguments]
     if arguments.print_command:
-        _print_command(
-            arguments, command, environment, prompt_file, delivery.model_dump(mode="json")
-        )
+        _print_command(arguments, command, environment, prompt_file, delivery.as_json())
         return 0
-    record_launch(settings.data_dir, "launch", delivery.model_dump(mode="json"))
+    record_launch(settings.data_dir, "launch", delivery.as_json())
     try:
         return _run(command, {**os.environ, **environment})
     finally:
