@@ -20,6 +20,10 @@ class RecordType(StrEnum):
     REFERENCE = "reference"
 
 
+RECORD_TYPES = {member.value: member for member in RecordType}
+"""A stored type's record type, looked up without an enum call per row."""
+
+
 class ActorKind(StrEnum):
     """Who made a write: a person at the CLI, a builder over RPC/MCP, or the system (imports)."""
 
