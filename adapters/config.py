@@ -10,10 +10,9 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, fields
-from functools import cached_property
+from functools import cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from lazy_memory.engine.errors import InvalidConfig
 from lazy_memory.engine.limits import DEFAULT_WARN_BYTES as DEFAULT_WARN_BYTES
@@ -49,9 +48,13 @@ DEFAULT_HOOK_TIMEOUT_SECONDS = 10.0
 """How long the SessionStart hook may take in all before it prints the unavailable marker."""
 
 
-@dataclass(frozen=True)
-class Settings:
-    """Everything a client needs to open the store, after lazy.toml and the environment."""
+class Settings(NamedTuple):
+    """Everything a client needs to open the store, after lazy.toml and the environment.
+
+    A NamedTuple rather than a dataclass: the launch hook reads it at every session start,
+    and the dataclasses module (with the inspect module it imports) costs that start a fifth
+    of what a bare Python process does.
+    """
 
     root: Path
     data_dir: Path
@@ -78,7 +81,7 @@ class Settings:
     tool_result_limit_chars: int = DEFAULT_TOOL_RESULT_LIMIT_CHARS
     hook_timeout_seconds: float = DEFAULT_HOOK_TIMEOUT_SECONDS
     offline: bool = False
-    warnings: tuple[str, ...] = field(default=())
+    warnings: tuple[str, ...] = ()
 
     @property
     def project_key(self) -> str:
@@ -86,12 +89,18 @@ class Settings:
         else guessed from the git remote or the root's path (see guessed_project_key)."""
         return self.project or self.guessed_project_key.key
 
-    @cached_property
+    @property
     def guessed_project_key(self) -> ProjectKey:
         """The key adapters/project_key.py guesses for this root; asked only when needed."""
-        from lazy_memory.adapters.project_key import guess_project_key
+        return _guessed_project_key(self.root)
 
-        return guess_project_key(self.root)
+
+@cache
+def _guessed_project_key(root: Path) -> ProjectKey:
+    """guess_project_key(root), asked once per root a process meets (it reads git's config)."""
+    from lazy_memory.adapters.project_key import guess_project_key
+
+    return guess_project_key(root)
 
 
 def task_id_from(environ: Mapping[str, str]) -> str | None:
@@ -114,7 +123,7 @@ def load_settings(cwd: Path | None = None, environ: Mapping[str, str] | None = N
     environ = os.environ if environ is None else environ
     root = find_root(cwd)
     table, warnings = _read_config_file(root / CONFIG_FILE)
-    defaults = {each.name: each.default for each in fields(Settings)}
+    defaults: dict[str, object] = dict(Settings._field_defaults)
     defaults["data_dir"] = None  # it has none: where it is depends on the root and cwd
     values = {
         name: _value(setting, table, environ, defaults[name])
@@ -237,8 +246,7 @@ def _string(value: object, key: str) -> str:
     return value
 
 
-@dataclass(frozen=True)
-class _Setting:
+class _Setting(NamedTuple):
     """Where one Settings field is read from, and the check its value must pass."""
 
     key: str

@@ -208,6 +208,12 @@ def reframed(context: LaunchContext, role: Role) -> LaunchContext:
     )
 
 
+def warnings_of(context: LaunchContext) -> list[str]:
+    """What assembling context says in the log: the advisory size line when it is over (at
+    every launch, so a section kept to be shown again keeps it to be said again)."""
+    return [OVER_THRESHOLD_LOG] if context.over_threshold else []
+
+
 def unavailable_context(role: Role, error: str, warn_bytes: int) -> LaunchContext:
     """The marker a launch gets when the store cannot be read: never the empty index."""
     # An error may quote stored text (a name, a path): it is shown as any stored text is.

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
 from datetime import datetime
+from operator import attrgetter
 from typing import Any, NamedTuple
 
 from lazy_memory.engine.context import (
@@ -33,12 +34,12 @@ from lazy_memory.engine.context import (
     preamble,
     size_of,
 )
-from lazy_memory.engine.index import Indexed, index_line
+from lazy_memory.engine.index import Indexed, IndexedT, index_line
+from lazy_memory.engine.json_time import json_time
 from lazy_memory.engine.kinds import RecordType
 
 TYPE_PRIORITY = (RecordType.USER, RecordType.FEEDBACK, RecordType.PROJECT, RecordType.REFERENCE)
 """The order a fitted section lists records in: the user's own guidance first."""
-_RANK = {record_type: rank for rank, record_type in enumerate(TYPE_PRIORITY)}
 RECALL_PAGE = "lazy_memory_recall(page={page})"
 """The call that gives a page of the section, as lazy_memory_recall's pages name the next."""
 _SEARCH = 'search it with lazy_search(query="in:memories ...")'
@@ -117,12 +118,6 @@ class Delivery(NamedTuple):
         return fields
 
 
-def json_time(at: datetime) -> str:
-    """A time as the record models write it in JSON: ISO 8601, with Z for UTC."""
-    text = at.isoformat()
-    return text[:-6] + "Z" if text.endswith("+00:00") else text
-
-
 def harness_length(text: str) -> int:
     """Text's length as Claude Code (JavaScript) counts it: UTF-16 code units."""
     if text.isascii():
@@ -130,11 +125,18 @@ def harness_length(text: str) -> int:
     return len(text.encode("utf-16-le")) // 2
 
 
-def priority_order(records: Sequence[Indexed]) -> list[Indexed]:
-    """Records as a fitted section lists them: by type priority, newest first, then by name."""
-    by_name = sorted(records, key=lambda record: record.name)
-    by_time = sorted(by_name, key=lambda record: record.updated_at, reverse=True)
-    return sorted(by_time, key=lambda record: _RANK[record.type])
+def priority_order(records: Sequence[IndexedT]) -> Iterator[IndexedT]:
+    """Records as a fitted section lists them: by type priority, newest first, then by name.
+
+    Each type's records are sorted only when the listing reaches them: a fitted section lists
+    about a hundred lines, so most launches sort only the `user` records, not the store.
+    """
+    by_type: dict[RecordType, list[IndexedT]] = {record_type: [] for record_type in TYPE_PRIORITY}
+    for record in records:
+        by_type[record.type].append(record)
+    for group in by_type.values():
+        by_name = sorted(group, key=attrgetter("name"))
+        yield from sorted(by_name, key=attrgetter("updated_at"), reverse=True)
 
 
 def deliver(
@@ -147,7 +149,7 @@ def deliver(
     """
     if not context.available:
         return _marker(context, limit)
-    newest = max(records, key=lambda record: record.updated_at, default=None)
+    newest = max(records, key=attrgetter("updated_at"), default=None)
     if limit is None or harness_length(context.text) <= limit:
         return _delivery(context, context.text, limit, len(records), records, newest, set())
     over = context.role == Role.BUILDER and context.over_threshold

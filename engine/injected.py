@@ -12,13 +12,13 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from lazy_memory.engine.compact import Compact
 from lazy_memory.engine.context import (
-    OVER_THRESHOLD_LOG,
     LaunchContext,
     Role,
     batched_launch_context,
     launch_context,
     reframed,
     unavailable_context,
+    warnings_of,
 )
 from lazy_memory.engine.delivery import Delivery, deliver
 from lazy_memory.engine.errors import LazyMemoryError, StorageUnavailable
@@ -138,5 +138,5 @@ async def delivery(
 
 def _warn_if_over(context: LaunchContext) -> None:
     """Log the advisory size line each time a section over it is assembled (every launch)."""
-    if context.over_threshold:
-        logger.warning(OVER_THRESHOLD_LOG)
+    for line in warnings_of(context):
+        logger.warning(line)

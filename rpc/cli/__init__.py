@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING
 
 from lazy_memory.engine.errors import (
     CompactRejected,
@@ -20,7 +19,9 @@ from lazy_memory.engine.errors import (
     PermissionDenied,
     StorageUnavailable,
 )
-from lazy_memory.rpc.cli.common import UsageError
+
+if TYPE_CHECKING:
+    import argparse
 
 HOOK_WORDS = ("memory", "context", "--hook")
 """The SessionStart hook's arguments, as `lazy init --claude-code` writes them."""
@@ -47,12 +48,15 @@ def build_parser() -> argparse.ArgumentParser:
     """The whole command tree; each command group adds its own subcommands."""
     # Each command module builds its parser without importing the engine's models (pydantic)
     # or a backend: those are imported on the run path of the commands that use them.
+    import argparse
+
     from lazy_memory.rpc.cli import doctor, engine, init, launch, mcp, memory, search, web
+    from lazy_memory.rpc.cli.common import VersionAction
 
     parser = argparse.ArgumentParser(
         prog="lazy", description="lazy-memory: the shared memory store of lazy's agents."
     )
-    parser.add_argument("--version", action=_VersionAction, help="print the version and exit")
+    parser.add_argument("--version", action=VersionAction, help="print the version and exit")
     parser.add_argument("--debug", action="store_true", help="show tracebacks on errors")
     commands = parser.add_subparsers(title="commands", metavar="COMMAND", required=True)
     memory.add_commands(commands)
@@ -70,12 +74,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the `lazy` command line and return its exit status."""
     given = list(sys.argv[1:] if argv is None else argv)
     if tuple(given) == HOOK_WORDS:
-        # Every session start runs it: when the store is as the last one left it, the kept
-        # section is shown before a parser, asyncio or a model is imported.
-        from lazy_memory.rpc.cli.context import kept_hook
+        # Every session start runs it: on a SQLite or files store it answers before a parser,
+        # asyncio or a model is imported (the kept section, or the store's plain rows).
+        from lazy_memory.rpc.cli.hook import light_hook
 
-        if kept_hook():
+        if light_hook():
             return 0
+    from lazy_memory.rpc.cli.common import UsageError
+
     parser = build_parser()
     words, passthrough = _split_passthrough(given)
     arguments = parser.parse_args(words)
@@ -135,16 +141,3 @@ def _fail(arguments: argparse.Namespace, error: Exception, status: int) -> int:
     # One line, whatever stored text or input the message quotes (names come quoted by repr).
     print(f"lazy: error: {visible_line(str(error))}", file=sys.stderr)
     return status
-
-
-class _VersionAction(argparse.Action):
-    """--version, reading package metadata only when asked (it costs every other run 15 ms)."""
-
-    def __init__(self, option_strings: Sequence[str], dest: str, **kwargs: Any) -> None:
-        super().__init__(option_strings, dest, nargs=0, **kwargs)
-
-    def __call__(self, parser: argparse.ArgumentParser, *_: object) -> None:
-        from lazy_memory.rpc.version import package_version
-
-        print(f"lazy {package_version()}")
-        parser.exit()

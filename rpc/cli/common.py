@@ -7,9 +7,9 @@ import getpass
 import json
 import os
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from lazy_memory.adapters import open_service
 from lazy_memory.adapters.config import load_settings, task_id_from
@@ -81,3 +81,16 @@ async def cli_service() -> AsyncIterator[MemoryService]:
 def print_json(value: object) -> None:
     """Print value as indented JSON, non-ASCII text as it is."""
     print(json.dumps(value, indent=2, ensure_ascii=False))
+
+
+class VersionAction(argparse.Action):
+    """--version, reading package metadata only when asked (it costs every other run 15 ms)."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, **kwargs: Any) -> None:
+        super().__init__(option_strings, dest, nargs=0, **kwargs)
+
+    def __call__(self, parser: argparse.ArgumentParser, *_: object) -> None:
+        from lazy_memory.rpc.version import package_version
+
+        print(f"lazy {package_version()}")
+        parser.exit()

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import dataclasses
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -84,8 +83,7 @@ def _target(settings: Settings, arguments: argparse.Namespace) -> Settings:
         raise UsageError("--to-dsn is for --to postgres")
     if arguments.to_data is not None and arguments.to not in _DATA_BACKENDS:
         raise UsageError(f"--to-data is for --to {' or --to '.join(_DATA_BACKENDS)}")
-    target = dataclasses.replace(
-        settings,
+    target = settings._replace(
         backend=arguments.to,
         pg_dsn=arguments.to_dsn or settings.pg_dsn,
         data_dir=(arguments.to_data or settings.data_dir).resolve(),
