@@ -160,7 +160,8 @@ def hook_fit(
         advice = (
             f"{shown} (the section is {delivery.chars:,} characters; Claude Code shows a hook's "
             f"output whole only up to {limit:,}); the rest are named by one line telling the "
-            f"model to call lazy_memory_recall(). To show them all: {'; or '.join(remedies)}."
+            f"model how to read them with lazy_memory_recall(). To show them all: "
+            f"{'; or '.join(remedies)}."
         )
     return HookFit(
         limit_chars=limit,

@@ -116,8 +116,12 @@ def _light_delivery(
 
     state = read_launch_state(settings, None if kept is None else kept.compact)
     context = launch_context(role, *state[:3], settings.warn_bytes)
-    limits = settings.hook_limit_chars, settings.tool_result_limit_chars
-    delivery = deliver(context, state.records, limits[0], page_limit=limits[1])
+    delivery = deliver(
+        context,
+        state.records,
+        settings.hook_limit_chars,
+        page_limit=settings.tool_result_limit_chars,
+    )
     return delivery, warnings_of(context), state.compact_digest
 
 
