@@ -11,6 +11,7 @@ if TYPE_CHECKING:
     # Imported where they are used: `lazy --help` and every command's parser need only this
     # module's names, and the engine's models cost a command start tens of milliseconds.
     from lazy_memory.adapters.config import Settings
+    from lazy_memory.adapters.launch_state import LaunchState
     from lazy_memory.engine.identity import Identity
     from lazy_memory.engine.importing import HarnessScan
     from lazy_memory.engine.ports import Storage
@@ -58,6 +59,15 @@ async def open_storage(settings: Settings) -> Storage:
     )
 
 
+def read_launch_state(settings: Settings, trusted_compact: str | None) -> LaunchState:
+    """What a launch's section is assembled from, read without the engine from a SQLite or
+    files store, for the launch hook (adapters/launch_state.py); NotRead when only the engine
+    can read it."""
+    from lazy_memory.adapters.launch_state import launch_state
+
+    return launch_state(settings, trusted_compact)
+
+
 async def open_storage_anyway(settings: Settings, config_error: LazyMemoryError | None) -> Storage:
     """The configured store; if it cannot be opened, one that serves why until it can.
 
@@ -93,6 +103,7 @@ def service_factory(settings: Settings, storage: Storage) -> Callable[[Identity]
             summarizer=summarizer,
             harness=harness,
             hook_limit_chars=settings.hook_limit_chars,
+            page_limit_chars=settings.tool_result_limit_chars,
             max_body_bytes=settings.max_body_bytes,
         )
 

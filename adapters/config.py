@@ -1,20 +1,26 @@
 """Configuration: the project root, the data directory, lazy.toml, and LAZY_* overrides.
 
 Each setting's default is written once, on its Settings field (most as a DEFAULT_* constant
-here, the [memory] ones in engine/limits.py); its lazy.toml key, LAZY_* variable and check
-once, in _FILE_SETTINGS. The module stays import-light: the launch hook reads it.
+here, the [memory] ones and the tool result limit in engine/limits.py); its lazy.toml key,
+LAZY_* variable and check once, in _FILE_SETTINGS. The module stays import-light: the launch
+hook reads it.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping
+from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from lazy_memory.engine.errors import InvalidConfig
 from lazy_memory.engine.limits import DEFAULT_WARN_BYTES as DEFAULT_WARN_BYTES
 from lazy_memory.engine.limits import MAX_BODY_BYTES as DEFAULT_MAX_BODY_BYTES
+
+# What a tool result shows whole (measured with the hook's limit below) is the engine's too: a
+# section fitted to the hook's limit names the pages recall cuts at it.
+from lazy_memory.engine.limits import TOOL_RESULT_LIMIT_CHARS as DEFAULT_TOOL_RESULT_LIMIT_CHARS
 
 if TYPE_CHECKING:
     from lazy_memory.adapters.project_key import ProjectKey
@@ -42,8 +48,6 @@ CLAUDE_CODE_OLDER_VERSION = "2.1.197"
 """The older release the set-up is also tested on (tests/e2e/claude_code; .ci/run installs it)."""
 DEFAULT_HOOK_LIMIT_CHARS = 10_000
 """What Claude Code shows of a hook's output whole; past it the model gets a 2 KB preview."""
-DEFAULT_TOOL_RESULT_LIMIT_CHARS = 500_000
-"""The largest tool result a tool may declare (`anthropic/maxResultSizeChars`) and get whole."""
 DEFAULT_HOOK_TIMEOUT_SECONDS = 10.0
 """How long the SessionStart hook may take in all before it prints the unavailable marker."""
 
@@ -51,8 +55,9 @@ DEFAULT_HOOK_TIMEOUT_SECONDS = 10.0
 class Settings(NamedTuple):
     """Everything a client needs to open the store, after lazy.toml and the environment.
 
-    A NamedTuple rather than a dataclass: `lazy mcp` and the hook read it on their start path,
-    and dataclasses imports inspect, several milliseconds of every start.
+    A NamedTuple rather than a dataclass: the launch hook reads it at every session start,
+    and the dataclasses module (with the inspect module it imports) costs that start a fifth
+    of what a bare Python process does.
     """
 
     root: Path
@@ -91,11 +96,16 @@ class Settings(NamedTuple):
 
     @property
     def guessed_project_key(self) -> ProjectKey:
-        """The key adapters/project_key.py guesses for this root (once per root and process);
-        asked only when needed."""
-        from lazy_memory.adapters.project_key import guess_project_key
+        """The key adapters/project_key.py guesses for this root; asked only when needed."""
+        return _guessed_project_key(self.root)
 
-        return guess_project_key(self.root)
+
+@cache
+def _guessed_project_key(root: Path) -> ProjectKey:
+    """guess_project_key(root), asked once per root a process meets (it reads git's config)."""
+    from lazy_memory.adapters.project_key import guess_project_key
+
+    return guess_project_key(root)
 
 
 def task_id_from(environ: Mapping[str, str]) -> str | None:
@@ -118,7 +128,7 @@ def load_settings(cwd: Path | None = None, environ: Mapping[str, str] | None = N
     environ = os.environ if environ is None else environ
     root = find_root(cwd)
     table, warnings = _read_config_file(root / CONFIG_FILE)
-    defaults: dict[str, Any] = dict(Settings._field_defaults)
+    defaults: dict[str, object] = dict(Settings._field_defaults)
     defaults["data_dir"] = None  # it has none: where it is depends on the root and cwd
     values = {
         name: _value(setting, table, environ, defaults[name])

@@ -25,7 +25,9 @@ from pydantic import ValidationError
 from lazy_memory.adapters.config import DEFAULT_POLL_SECONDS
 from lazy_memory.adapters.data_dir import create_data_dir
 from lazy_memory.adapters.durable import replace_file
+from lazy_memory.adapters.files_index import index_batches
 from lazy_memory.adapters.files_journal import FileKey, Index, Journal, file_key, key_of
+from lazy_memory.adapters.files_layout import COMPACT
 from lazy_memory.engine.compact import Compact
 from lazy_memory.engine.errors import (
     Conflict,
@@ -49,9 +51,6 @@ from lazy_memory.engine.records import (
 from lazy_memory.engine.search_model import SearchHit, SearchQuery
 from lazy_memory.engine.search_ranking import SearchIndex
 
-_COMPACT = "memory-compact.json"
-_INDEX_BATCH = 1_000
-"""Index entries handed to a fold at a time."""
 # put_compact takes no lock, so only a compact temp file this old is surely abandoned.
 _STALE_COMPACT_SECONDS = 3600.0
 
@@ -74,7 +73,7 @@ class FileStorage:
         self._listeners: list[ChangeListener] = []
         self._watcher: asyncio.Task[None] | None = None
         self._journal = Journal(root)
-        self._compact = root / _COMPACT
+        self._compact = root / COMPACT
         self._compact_cache: tuple[FileKey, Compact] | None = None
         # The search index and the generation of the journal's index it was built at.
         self._search_index: tuple[int, SearchIndex] | None = None
@@ -104,7 +103,7 @@ class FileStorage:
 
         def entries(index: Index) -> list[IndexEntry]:
             entries: list[IndexEntry] = []
-            for batch in _index_batches(index):
+            for batch in index_batches(index):
                 entries += batch
             return entries
 
@@ -112,7 +111,7 @@ class FileStorage:
 
     async def fold_index(self, fold: Callable[[IndexBatches], _T]) -> _T:
         """fold's answer on the index, each batch of entries made as fold comes to it."""
-        return await self._read(lambda index: fold(_index_batches(index)))
+        return await self._read(lambda index: fold(index_batches(index)))
 
     async def change_marker(self) -> str:
         """This handle, and how many changes of the files it has seen.
@@ -212,11 +211,7 @@ class FileStorage:
     async def removed_since(self, watermark: Mapping[str, int]) -> list[str]:
         """Names in watermark that are tombstoned now, in name order."""
 
-        def removed(index: Index) -> list[str]:
-            slots = index.slots
-            return sorted(name for name in watermark if name in slots and slots[name].removed)
-
-        return await self._read(removed)
+        return await self._read(lambda index: index.removed_since(watermark))
 
     async def search(self, query: SearchQuery, limit: int) -> list[SearchHit]:
         """The best limit live records for query, from an index rebuilt after any write."""
@@ -318,7 +313,7 @@ class FileStorage:
     def _replace_compact(self, data: bytes) -> None:
         create_data_dir(self.root)
         now = time.time()
-        for temp in self.root.glob(f".{_COMPACT}.*.tmp"):
+        for temp in self.root.glob(f".{COMPACT}.*.tmp"):
             with contextlib.suppress(FileNotFoundError):
                 if now - temp.stat().st_mtime > _STALE_COMPACT_SECONDS:
                     temp.unlink()
@@ -339,17 +334,6 @@ def _mode(target: Path) -> int:
         return stat.S_IMODE(target.stat().st_mode)
     except FileNotFoundError:
         return 0o644
-
-
-def _index_batches(index: Index) -> IndexBatches:
-    """The live index's entries, ordered by name, _INDEX_BATCH at a time."""
-    slots, times, live = index.slots, index.times, index.live
-    for start in range(0, len(live), _INDEX_BATCH):
-        batch = []
-        for name in live[start : start + _INDEX_BATCH]:
-            slot = slots[name]
-            batch.append(IndexEntry(name, slot.type, slot.description, slot.revision, times[name]))
-        yield batch
 
 
 @contextlib.contextmanager

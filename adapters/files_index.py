@@ -2,19 +2,25 @@
 
 Each process keeps the index in memory and brings it up to date from the files before every
 operation (two `stat` calls when nothing changed). Bodies stay on disk: a record is read from
-its line when asked for.
+its line when asked for. Nothing here imports the record models: the launch hook reads the
+index too (files_entries.py).
 """
 
 from __future__ import annotations
 
 import bisect
-from dataclasses import dataclass, field
+from collections.abc import Iterator, Mapping
 from datetime import datetime
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
+from lazy_memory.adapters.files_entries import Written
 from lazy_memory.adapters.files_layout import FileKey
-from lazy_memory.engine.ports import Change
-from lazy_memory.engine.records import HistoryEntry, Operation, RecordType
+from lazy_memory.engine.index import IndexEntry
+from lazy_memory.engine.kinds import Operation, RecordType
+
+if TYPE_CHECKING:
+    from lazy_memory.engine.ports import Change
+    from lazy_memory.engine.records import HistoryEntry
 
 CHECKPOINT_MIN_ENTRIES = 100
 """Lines after the checkpoint that opening may always replay: fewer never warrant a new one."""
@@ -34,26 +40,30 @@ class Slot(NamedTuple):
     length: int
 
 
-@dataclass
 class Index:
-    """Every name's latest history entry, as of the first `offset` bytes of one history file."""
+    """Every name's latest history entry, as of the first `offset` bytes of one history file.
 
-    history_file: tuple[int, int] | None = None
-    """The (device, inode) of the history file the offsets point into; None before one exists."""
-    checkpoint_key: FileKey | None = None
-    """The memories.json this index started from, to notice another one replacing it."""
-    checkpoint_entries: int = 0
-    entries: int = 0
-    offset: int = 0
-    slots: dict[str, Slot] = field(default_factory=dict)
-    times: dict[str, datetime] = field(default_factory=dict)
-    """When each name's latest entry was written: the index's time of a live record."""
-    live: list[str] = field(default_factory=list)
-    """The names of live records, sorted."""
-    generation: int = 0
-    """Grows with every entry applied, so caches built from the index know when it moved."""
+    A plain class (not a dataclass, whose module the launch hook would pay for on every start).
+    """
 
-    def apply(self, entry: HistoryEntry, offset: int, length: int) -> None:
+    def __init__(self) -> None:
+        self.history_file: tuple[int, int] | None = None
+        """The (device, inode) of the history file the offsets point into; None before one
+        exists."""
+        self.checkpoint_key: FileKey | None = None
+        """The memories.json this index started from, to notice another one replacing it."""
+        self.checkpoint_entries = 0
+        self.entries = 0
+        self.offset = 0
+        self.slots: dict[str, Slot] = {}
+        self.times: dict[str, datetime] = {}
+        """When each name's latest entry was written: the index's time of a live record."""
+        self.live: list[str] = []
+        """The names of live records, sorted."""
+        self.generation = 0
+        """Grows with every entry applied, so caches built from the index know when it moved."""
+
+    def apply(self, entry: Written | HistoryEntry, offset: int, length: int) -> None:
         """Take in the entry whose line starts at offset (the index's own end)."""
         removed = entry.operation is Operation.REMOVE
         previous = self.slots.get(entry.name)
@@ -74,14 +84,36 @@ class Index:
         """Step over a blank line (a hand-edited history may hold one)."""
         self.offset += length
 
+    def removed_since(self, watermark: Mapping[str, int]) -> list[str]:
+        """Names in watermark that are tombstoned now, in name order."""
+        slots = self.slots
+        return sorted(name for name in watermark if name in slots and slots[name].removed)
+
     def due_for_checkpoint(self) -> bool:
         """True once replaying the lines after the checkpoint costs more than rewriting it."""
         behind = self.entries - self.checkpoint_entries
         return behind > max(CHECKPOINT_MIN_ENTRIES, len(self.slots) // CHECKPOINT_FRACTION)
 
 
+INDEX_BATCH = 1_000
+"""Index entries handed to a fold at a time."""
+
+
+def index_batches(index: Index) -> Iterator[list[IndexEntry]]:
+    """The live index's entries, ordered by name, INDEX_BATCH at a time."""
+    slots, times, live = index.slots, index.times, index.live
+    for start in range(0, len(live), INDEX_BATCH):
+        batch = []
+        for name in live[start : start + INDEX_BATCH]:
+            slot = slots[name]
+            batch.append(IndexEntry(name, slot.type, slot.description, slot.revision, times[name]))
+        yield batch
+
+
 def changes_between(before: dict[str, Slot], after: dict[str, Slot]) -> list[Change]:
     """What leads from one index to the next, by name: for an index read afresh."""
+    from lazy_memory.engine.ports import Change
+
     return [
         Change(
             name=name,

@@ -14,24 +14,24 @@ as empty); the first write creates what is missing.
 
 A store of the first format is read as it lies and converted by its first write (see
 files_legacy.py).
+
+Reading a store in the form this backend writes imports none of the record models (pydantic):
+the index's lines and the checkpoint are read with the json module (files_entries.py,
+files_checkpoint.py), and the models judge only what is in another form, read records whole,
+and write. The launch hook reads the index through this journal so.
 """
 
 from __future__ import annotations
 
 import contextlib
-import logging
 import os
 import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
-from pydantic import ValidationError
-from pydantic_core import PydanticSerializationError
-
-from lazy_memory.adapters.data_dir import create_data_dir
-from lazy_memory.adapters.durable import append_synced, exclusive_lock, replace_file
 from lazy_memory.adapters.files_checkpoint import Checkpoint, read_checkpoint, write_checkpoint
+from lazy_memory.adapters.files_entries import Written, written
 from lazy_memory.adapters.files_index import Index, Slot, changes_between
 from lazy_memory.adapters.files_layout import (
     CHECKPOINT,
@@ -48,8 +48,10 @@ from lazy_memory.adapters.files_layout import (
 )
 from lazy_memory.adapters.files_legacy import is_legacy_history, legacy_lines
 from lazy_memory.engine.errors import InvalidRecord, StorageUnavailable
-from lazy_memory.engine.ports import Change
-from lazy_memory.engine.records import HistoryEntry
+
+if TYPE_CHECKING:
+    from lazy_memory.engine.ports import Change
+    from lazy_memory.engine.records import HistoryEntry
 
 # files.py still imports these from here; they belong to files_index.py and files_layout.py.
 __all__ = ["FileKey", "Index", "Journal", "file_key", "key_of"]
@@ -57,7 +59,6 @@ __all__ = ["FileKey", "Index", "Journal", "file_key", "key_of"]
 _READ_CHUNK = 1 << 22
 """The most bytes one read of consecutive history lines takes at a time."""
 _T = TypeVar("_T")
-logger = logging.getLogger(__name__)
 
 
 class Journal:
@@ -117,6 +118,11 @@ class Journal:
 
     def commit(self, change: Callable[[Index], HistoryEntry]) -> HistoryEntry:
         """Append the entry change makes from the up-to-date index; it is durable on return."""
+        from pydantic_core import PydanticSerializationError
+
+        from lazy_memory.adapters.data_dir import create_data_dir
+        from lazy_memory.adapters.durable import append_synced, exclusive_lock
+
         # The first write makes the directory; the flock creates the lock file.
         create_data_dir(self.root)
         with exclusive_lock(self.lock_path), self._guard:
@@ -143,6 +149,8 @@ class Journal:
 
     def checkpoint(self) -> None:
         """Write the checkpoint now if one is due, as a write would (for stores built in bulk)."""
+        from lazy_memory.adapters.durable import exclusive_lock
+
         with exclusive_lock(self.lock_path), self._guard:
             index = self._refreshed()
             if self._legacy is not None:
@@ -277,13 +285,16 @@ class Journal:
                     return
             for line in _lines(whole):
                 if line.strip():
-                    self._apply(index, self._parse(line, index.offset), index.offset, len(line))
+                    entry = written(line) or self._parse(line, index.offset)
+                    self._apply(index, entry, index.offset, len(line))
                 else:
                     index.skip(len(line))
 
-    def _apply(self, index: Index, entry: HistoryEntry, offset: int, length: int) -> None:
+    def _apply(self, index: Index, entry: Written | HistoryEntry, offset: int, length: int) -> None:
         index.apply(entry, offset, length)
         if self._changes is not None:
+            from lazy_memory.engine.ports import Change
+
             change = Change(name=entry.name, revision=entry.revision, operation=entry.operation)
             self._changes.append(change)
 
@@ -303,10 +314,13 @@ class Journal:
 
     def _checkpoint_quietly(self, index: Index) -> None:
         """Write the checkpoint; a failure (a full disk) only means a longer replay later."""
+        # Here, not at the top: reading the store (the launch hook does) logs nothing.
+        import logging
+
         try:
             self._checkpoint(index)
         except OSError as error:
-            logger.info("no checkpoint of %s: %s", self.checkpoint_path, error)
+            logging.getLogger(__name__).info("no checkpoint of %s: %s", self.checkpoint_path, error)
 
     def _checkpoint(self, index: Index) -> None:
         """Replace memories.json with the index (under the flock and the guard)."""
@@ -318,6 +332,8 @@ class Journal:
         if not is_legacy_history(os.pread(descriptor, 64, 0)):
             self._legacy = None
             return
+        from pydantic import ValidationError
+
         data = os.pread(descriptor, status.st_size, 0)
         try:
             self._legacy = (legacy_lines(data), file_key(status))
@@ -326,6 +342,8 @@ class Journal:
 
     def _convert_legacy(self, lines: bytes) -> Index:
         """Rewrite a first-format store as lines of this format (under the flock and the guard)."""
+        from lazy_memory.adapters.durable import replace_file
+
         remove_stale_temps(self.root)
         replace_file(self.history_path, lines, mode_of(self.history_path))
         # The old memories.json is ignored from now on; the checkpoint replaces it.
@@ -357,6 +375,11 @@ class Journal:
             self._reader = None
 
     def _parse(self, line: bytes, offset: int) -> HistoryEntry:
+        """The whole entry a line holds, read by its model (which says why it cannot be)."""
+        from pydantic import ValidationError
+
+        from lazy_memory.engine.records import HistoryEntry
+
         if not line.endswith(b"\n"):
             raise self._corrupt(f"the entry at byte {offset} of {HISTORY} is cut short")
         try:

@@ -7,13 +7,16 @@ import contextlib
 import os
 import stat
 from pathlib import Path
-
-from pydantic import ValidationError
+from typing import TYPE_CHECKING
 
 from lazy_memory.engine.errors import StorageUnavailable
 
+if TYPE_CHECKING:
+    from pydantic import ValidationError
+
 HISTORY = "memory-history.json"
 CHECKPOINT = "memories.json"
+COMPACT = "memory-compact.json"
 LOCK = ".memory.lock"
 
 FileKey = tuple[int, int, int]

@@ -11,11 +11,6 @@ from __future__ import annotations
 
 import json
 
-from pydantic import TypeAdapter
-
-from lazy_memory.engine.records import HistoryEntry
-
-_HISTORY = TypeAdapter(list[HistoryEntry])
 _SNIFF_BYTES = 64
 
 
@@ -26,7 +21,13 @@ def is_legacy_history(start: bytes) -> bool:
 
 def legacy_lines(data: bytes) -> bytes:
     """The first format's history as this format's lines; ValidationError if it is corrupt."""
-    entries = _HISTORY.validate_json(data)
+    # Here, not at the top: only a store of the first format needs the models to be read, and
+    # the launch hook reads stores of the current one without them.
+    from pydantic import TypeAdapter
+
+    from lazy_memory.engine.records import HistoryEntry
+
+    entries = TypeAdapter(list[HistoryEntry]).validate_json(data)
     return b"".join(entry.model_dump_json().encode("utf-8") + b"\n" for entry in entries)
 
 

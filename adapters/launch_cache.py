@@ -1,23 +1,27 @@
-"""The SessionStart hook's last section, kept beside a SQLite or files store to be shown again.
+"""The SessionStart hook's last section for each role, kept beside a SQLite or files store.
 
-Every session start runs the hook, and most find the store as the last one left it. Rendering
-the section needs the engine's models (pydantic) and asyncio, several times the cost of the
-process itself; showing it again needs neither. So a builder's hook that rendered a section
-keeps it in `<data>/launch-cache.json` under a key of everything it depended on: the role,
-the hook's limit and warn_bytes, the store's files as the file system has them, and the
-renderer's own modules. For SQLite those files are the database and its WAL, plus the WAL
-index's header (SQLite counts every write transaction there, so any commit, a compact's
-included, changes the key even within one tick of the file times); for the files backend,
-the history (every write appends to it), the checkpoint and the compact (both replaced
-whole, so a new inode). The next hook computes the key with a few stat calls and, when it
-matches, prints the kept text without importing the engine.
+Every session start runs the hook, and most find the store as the last one left it. Even the
+light render (adapters/launch_state.py) reads every record; showing the section again reads
+one small file. So a hook that rendered a section keeps it, per role, in
+`<data>/launch-cache-<role>.json` under a key of everything it depended on: the role, the
+hook's limit, the tool result limit (the closing line counts recall's pages at it) and
+warn_bytes, the store's files as the file system has them, and the renderer's own modules.
+For SQLite those files are the database and its WAL, plus the WAL index's header (SQLite
+counts every write transaction there, so any commit, a compact's included, changes the key
+even within one tick of the file times); for the files backend, the history (every write
+appends to it), the checkpoint and the compact (both replaced whole, so a new inode). The
+next hook of the role computes the key with a few stat calls and, when it matches, prints the
+kept text without reading the store.
 
 The key is taken before the store is read, so a write that lands while a section is being
 rendered leaves a key that no longer matches. Only a section that could be read is kept,
-with the warnings its assembly logged (an over-size section, an unreadable compact), which
-are said again each time it is shown.
-Agents never write it: they write nothing. Any trouble reading or writing the file only
-means rendering anew.
+with the warnings its assembly logged (an over-size section), which are said again each time
+it is shown, and the digest of the compact it was rendered with, once the compact's model
+accepted it: the next render after a write need not ask the model again.
+
+The file is derived data, not a record, so an agent's hook keeps its own as a builder's does
+(agents write no record, and no launch log). Any trouble reading or writing it only means
+rendering anew; deleting it is always safe.
 """
 
 from __future__ import annotations
@@ -26,21 +30,30 @@ import contextlib
 import json
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from lazy_memory.adapters.config import Settings
 
-CACHE_FILE = "launch-cache.json"
 _PACKAGE = Path(__file__).resolve().parent.parent
 _RENDERER = (
     "engine/context.py",
     "engine/delivery.py",
     "engine/index.py",
+    "engine/kinds.py",
+    "engine/json_time.py",
     "engine/visible.py",
     "engine/doctor.py",
     "engine/injected.py",
     "rpc/cli/context.py",
+    "rpc/cli/hook.py",
     "adapters/launch_cache.py",
+    "adapters/launch_state.py",
+    "adapters/sqlite_index.py",
+    "adapters/sqlite_reader.py",
+    "adapters/files_journal.py",
+    "adapters/files_index.py",
+    "adapters/files_entries.py",
+    "adapters/files_checkpoint.py",
 )
 """The modules a hook's section comes out of: a new version of any renders anew."""
 
@@ -50,7 +63,24 @@ _STORE_FILES = {
     "files": ("memory-history.json", "memories.json", "memory-compact.json"),
 }
 """Each backend's files, the first of which exists once the store does. Spelled out rather
-than imported from the adapters, which import pydantic: the kept path must not."""
+than imported from the adapters, which the kept path need not import."""
+
+
+class Kept(NamedTuple):
+    """A role's kept section: what it was rendered from (its key), and what to say again."""
+
+    key: str
+    text: str
+    delivery: dict[str, Any]
+    """Its launch-log entry."""
+    warnings: list[str]
+    compact: str | None
+    """The digest of the compact it was rendered with, which the compact's model accepted."""
+
+
+def cache_file(settings: Settings, role: str) -> Path:
+    """Where the section of role is kept."""
+    return settings.data_dir / f"launch-cache-{role}.json"
 
 
 def cache_key(settings: Settings, role: str) -> str | None:
@@ -60,7 +90,13 @@ def cache_key(settings: Settings, role: str) -> str | None:
     if names is None or settings.remote:
         return None
     first, *others = (settings.data_dir / name for name in names)
-    parts = [role, str(settings.hook_limit_chars), str(settings.warn_bytes), str(first)]
+    parts = [
+        role,
+        str(settings.hook_limit_chars),
+        str(settings.tool_result_limit_chars),
+        str(settings.warn_bytes),
+        str(first),
+    ]
     for path in (first, *others):
         try:
             status = os.stat(path)
@@ -98,33 +134,30 @@ def _wal_index_header(path: Path) -> str:
         os.close(descriptor)
 
 
-def kept_section(settings: Settings, key: str) -> dict[str, Any] | None:
-    """The kept section and its launch-log entry, if it was kept under key."""
+def kept_section(settings: Settings, role: str) -> Kept | None:
+    """What the last hook of role kept, whatever its key; None if nothing usable is kept."""
     try:
-        kept = json.loads((settings.data_dir / CACHE_FILE).read_text(encoding="utf-8"))
+        kept = json.loads(cache_file(settings, role).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
-    if not isinstance(kept, dict) or kept.get("key") != key:
+    if not isinstance(kept, dict) or not isinstance(kept.get("key"), str):
         return None
     if not isinstance(kept.get("text"), str) or not isinstance(kept.get("delivery"), dict):
         return None
     warnings = kept.get("warnings")
     if not isinstance(warnings, list) or not all(isinstance(line, str) for line in warnings):
         return None
-    return kept
+    compact = kept.get("compact")
+    if compact is not None and not isinstance(compact, str):
+        return None
+    return Kept(kept["key"], kept["text"], kept["delivery"], warnings, compact)
 
 
-def keep_section(
-    settings: Settings, key: str, text: str, delivery: dict[str, Any], warnings: list[str]
-) -> None:
-    """Keep text, its launch-log entry and the warnings its assembly logged under key,
-    replacing what was kept; never fails."""
-    if "LAZY_TASK_ID" in os.environ:
-        return
-    path = settings.data_dir / CACHE_FILE
-    temporary = path.with_name(f".{CACHE_FILE}.{os.getpid()}.tmp")
-    kept = {"key": key, "text": text, "delivery": delivery, "warnings": warnings}
-    content = json.dumps(kept, default=str)
+def keep_section(settings: Settings, role: str, kept: Kept) -> None:
+    """Keep a section of role, replacing what was kept; never fails."""
+    path = cache_file(settings, role)
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    content = json.dumps(kept._asdict(), default=str)
     try:
         descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         with os.fdopen(descriptor, "wb") as file:

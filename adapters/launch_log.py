@@ -11,7 +11,6 @@ agent's own process never logs: agents write nothing.
 from __future__ import annotations
 
 import json
-import logging
 import os
 from datetime import UTC, datetime
 from pathlib import Path
@@ -20,7 +19,6 @@ from typing import Any
 LOG_FILE = "launches.jsonl"
 _KEEP_BYTES = 256 * 1024
 """Past this size the log keeps only its newer half: it is a window, not an archive."""
-logger = logging.getLogger(__name__)
 
 
 def record_launch(data_dir: Path, channel: str, delivery: dict[str, Any]) -> None:
@@ -49,7 +47,10 @@ def record_launch(data_dir: Path, channel: str, delivery: dict[str, Any]) -> Non
         if size > _KEEP_BYTES:
             _keep_newer_half(path)
     except OSError as error:
-        logger.debug("launch not logged in %s: %s", path, error)
+        # Here, not at the top: a launch that is logged (nearly all) need not import logging.
+        import logging
+
+        logging.getLogger(__name__).debug("launch not logged in %s: %s", path, error)
 
 
 def last_launches(data_dir: Path, count: int = 1) -> list[dict[str, Any]]:

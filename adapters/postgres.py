@@ -32,13 +32,13 @@ from lazy_memory.adapters.postgres_writes import append, lock_name, touch_projec
 from lazy_memory.adapters.sql_rows import (
     HISTORY_COLUMNS,
     RECORD_COLUMNS,
-    TYPES,
     history_from_row,
     record_from_row,
 )
 from lazy_memory.engine.compact import Compact
 from lazy_memory.engine.errors import Conflict, NotFound, StorageUnavailable
 from lazy_memory.engine.index import IndexEntry
+from lazy_memory.engine.kinds import RECORD_TYPES
 from lazy_memory.engine.names import name_key, spellings_among
 from lazy_memory.engine.ports import ChangeListener
 from lazy_memory.engine.records import (
@@ -122,7 +122,7 @@ class PostgresStorage:
         )
         # asyncpg hands TIMESTAMPTZ over as an aware datetime: nothing to parse per row.
         return [
-            IndexEntry(loaded(name), TYPES[type_], loaded(description), revision, updated_at)
+            IndexEntry(loaded(name), RECORD_TYPES[type_], loaded(description), revision, updated_at)
             for name, type_, description, revision, updated_at in rows
         ]
 

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from lazy_memory.adapters.postgres_text import loaded, stored
-from lazy_memory.adapters.sql_rows import TYPES
+from lazy_memory.engine.kinds import RECORD_TYPES
 from lazy_memory.engine.records import RecordContent
 from lazy_memory.engine.search_model import Phrase, SearchHit, SearchQuery, tokenize
 from lazy_memory.engine.search_ranking import Document, best_hits, matches
@@ -111,7 +111,7 @@ def hits(query: SearchQuery, limit: int, rows: Sequence[Any]) -> list[SearchHit]
     contents = [
         RecordContent(
             name=loaded(name),
-            type=TYPES[type_],
+            type=RECORD_TYPES[type_],
             description=loaded(description),
             body=loaded(body),
         )

@@ -10,7 +10,6 @@ path. `lazy init` writes the guess to lazy.toml, where the team can commit it.
 
 from __future__ import annotations
 
-import functools
 import json
 import re
 import subprocess
@@ -38,7 +37,6 @@ class ProjectKey:
     """`the git remote NAME`, or `the project's path` when there is none."""
 
 
-@functools.cache
 def guess_project_key(root: Path) -> ProjectKey:
     """The key of the project at root, from its git remote, else its absolute path."""
     remote = _git_remote(root)

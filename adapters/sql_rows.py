@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from lazy_memory.engine.kinds import RECORD_TYPES
 from lazy_memory.engine.records import (
     Actor,
     ActorKind,
@@ -20,7 +21,6 @@ from lazy_memory.engine.records import (
     Operation,
     Provenance,
     Record,
-    RecordType,
 )
 
 RECORD_COLUMNS = (
@@ -29,8 +29,6 @@ RECORD_COLUMNS = (
 HISTORY_COLUMNS = (
     "name, type, description, body, revision, operation, at, actor_kind, actor_detail, provenance"
 )
-TYPES = {member.value: member for member in RecordType}
-"""A stored type's record type, looked up without an enum call per row."""
 
 
 @dataclass(frozen=True)
@@ -51,7 +49,7 @@ def record_from_row(row: Iterable[Any], dialect: Dialect) -> Record:
         name, description, body, detail = text(name), text(description), text(body), text(detail)
     return Record(
         name=name,
-        type=TYPES[type_],
+        type=RECORD_TYPES[type_],
         description=description,
         body=body,
         provenance=provenance_from(origin),
@@ -69,7 +67,7 @@ def history_from_row(row: Iterable[Any], dialect: Dialect) -> HistoryEntry:
         name, description, body, detail = text(name), text(description), text(body), text(detail)
     return HistoryEntry(
         name=name,
-        type=TYPES[type_],
+        type=RECORD_TYPES[type_],
         description=description,
         body=body,
         provenance=provenance_from(origin),

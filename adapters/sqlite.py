@@ -48,16 +48,14 @@ from lazy_memory.adapters.sql_rows import (
 from lazy_memory.adapters.sqlite_checkpoint import Checkpointer
 from lazy_memory.adapters.sqlite_connections import close
 from lazy_memory.adapters.sqlite_failures import busy, parsing, unreadable, why_unwritable
+from lazy_memory.adapters.sqlite_index import compact_json, index, index_batches, removed_since
 from lazy_memory.adapters.sqlite_reader import Reader, SchemaTooOld
 from lazy_memory.adapters.sqlite_search import search_hit, search_statement
 from lazy_memory.adapters.sqlite_space import disk_full, full_disk_reason, merging, save_needs
 from lazy_memory.adapters.sqlite_tables import (
     DIALECT,
     LIVE_REVISIONS_QUERY,
-    REMOVED_QUERY,
     Row,
-    index,
-    index_batches,
     latest_revision_and_size,
     spellings,
 )
@@ -243,8 +241,7 @@ class SqliteStorage:
 
     async def removed_since(self, watermark: Mapping[str, int]) -> list[str]:
         """Names in watermark that are tombstoned now."""
-        rows = await self._fetch(REMOVED_QUERY)
-        return [name for (name,) in rows if name in watermark]
+        return await self._run(lambda connection: removed_since(connection, watermark))
 
     async def search(self, query: SearchQuery, limit: int) -> list[SearchHit]:
         """The best limit live records for query, ranked by FTS5's bm25, then by name."""
@@ -255,11 +252,11 @@ class SqliteStorage:
 
     async def get_compact(self) -> Compact | None:
         """The compact slot's content, if any."""
-        rows = await self._fetch("SELECT content FROM compact WHERE slot = 1")
-        if not rows:
+        content = await self._run(compact_json)
+        if content is None:
             return None
         try:
-            return Compact.model_validate_json(rows[0][0])
+            return Compact.model_validate_json(content)
         except ValueError as error:
             raise StorageUnavailable(f"the compact in {self._path} is corrupt: {error}") from None
 

@@ -1,17 +1,16 @@
-"""The SQLite backend's statements on its records table: a write's row, the index, revisions.
+"""The SQLite backend's statements on its records table: a write's row, revisions.
 
 The columns and the mapping of a row to a record are the SQL backends' shared ones
-(sql_rows.py); what is here is SQLite's own SQL.
+(sql_rows.py); what is here is SQLite's own SQL. What a launch's section is read from (the
+index, the names removed, the compact) is sqlite_index.py's.
 """
 
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterator
 from datetime import datetime
 
-from lazy_memory.adapters.sql_rows import HISTORY_COLUMNS, TYPES, Dialect
-from lazy_memory.engine.index import IndexEntry
+from lazy_memory.adapters.sql_rows import HISTORY_COLUMNS, Dialect
 from lazy_memory.engine.names import name_key, spellings_among
 from lazy_memory.engine.records import Actor, Operation, RecordContent
 
@@ -27,15 +26,7 @@ UPSERT_RECORD = (
     "actor_detail = excluded.actor_detail, provenance = excluded.provenance"
 )
 APPEND_HISTORY = f"INSERT INTO history ({HISTORY_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
-INDEX_QUERY = (
-    "SELECT name, type, description, revision, updated_at FROM records "
-    "WHERE deleted = 0 ORDER BY name"
-)
-"""The index of live records; the records_live_index covers it, so no body is ever read."""
-INDEX_BATCH = 1_000
-"""Index entries read from the cursor at a time."""
 LIVE_REVISIONS_QUERY = "SELECT name, revision FROM records WHERE deleted = 0"
-REMOVED_QUERY = "SELECT name FROM records WHERE deleted = 1 ORDER BY name"
 # The names that may be another spelling of a name the store does not hold as it is
 # (engine/names.py): its NFC form, and every name outside ASCII (more bytes than characters),
 # as only those can differ from their own.
@@ -94,28 +85,6 @@ class Row:
                 self.provenance,
             ),
         )
-
-
-def index(connection: sqlite3.Connection) -> list[IndexEntry]:
-    """Every live record's index entry, ordered by name."""
-    entries: list[IndexEntry] = []
-    for batch in index_batches(connection):
-        entries += batch
-    return entries
-
-
-def index_batches(connection: sqlite3.Connection) -> Iterator[list[IndexEntry]]:
-    """Every live record's index entry, ordered by name, INDEX_BATCH at a time.
-
-    Straight from the cursor, so no list of rows, nor of the whole index, is ever held.
-    """
-    cursor = connection.execute(INDEX_QUERY)
-    parse = datetime.fromisoformat
-    while rows := cursor.fetchmany(INDEX_BATCH):
-        yield [
-            IndexEntry(name, TYPES[type_], description, revision, parse(updated_at))
-            for name, type_, description, revision, updated_at in rows
-        ]
 
 
 def latest_revision_and_size(connection: sqlite3.Connection, name: str) -> tuple[int, int]:

@@ -2,14 +2,17 @@
 
 Run from the repository root. `--quick` (1k and 10k records, fewer repeats) takes under two
 minutes; the full run adds 100k-record stores; `--peers` runs only the MCP group, `lazy mcp`
-beside other memory MCP servers (bench/peers.py); `--first-turn [N]` only what a session meets
-first: `lazy mcp`'s start (bench/mcp_start.py) and the real Claude Code's first requests, N
-sessions each way and load (bench/first_request.py); `--front-door [N]` only clients with
-tokens served through a crowd of N hostile sockets (bench/front_door.py). It prints a table
-(value, floor, target, PASS or MISS) and writes bench/results/latest.json (quick.json,
-peers.json, first-turn.json, front-door.json), then names every
-MISS on stderr with by how much, and exits 1 if there is one (0 with --no-gate). See
-bench/README.md; `python -m bench.tables` rewrites the READMEs' tables from the JSON.
+beside other memory MCP servers (bench/peers.py); `--launch` only the launch path
+(bench/launch.py: the hook for each role, warm and right after a write), at 1k and 10k records
+and with more repeats; `--first-turn [N]` only what a session meets first: `lazy mcp`'s start
+(bench/mcp_start.py) and the real Claude Code's first requests, N sessions each way and load
+(bench/first_request.py); `--front-door [N]` only clients with tokens served through a crowd
+of N hostile sockets (bench/front_door.py). `--busy N` keeps N busy loops running beside the
+whole run (a machine whose cores are taken). It prints a table (value, floor, target, PASS or
+MISS) and writes bench/results/latest.json (quick.json, peers.json, launch.json,
+launch-busy.json, first-turn.json, front-door.json), then names every MISS on stderr with by
+how much, and exits 1 if there is one (0 with --no-gate). See bench/README.md;
+`python -m bench.tables` rewrites the READMEs' tables from the JSON.
 """
 
 from __future__ import annotations
@@ -41,6 +44,7 @@ from bench import (
     startup,
 )
 from bench.flatness import flatness, recall_timings
+from bench.load import busy_loops
 from bench.plan import Fixtures, Plan
 from bench.report import (
     Measurement,
@@ -69,7 +73,10 @@ class _Defaults:
 
 _FULL = _Defaults((1_000, 10_000, 100_000), repeat=10, requests=200, saves=500, budget_seconds=10)
 _QUICK = _Defaults((1_000, 10_000), repeat=5, requests=50, saves=200, budget_seconds=2)
+_LAUNCH = _Defaults((1_000, 10_000), repeat=15, requests=50, saves=200, budget_seconds=2)
 _PACKAGES = ("lazy_memory.engine", "lazy_memory.wire", "lazy_memory.adapters", "lazy_memory.rpc")
+_BUSY_SECONDS = 3600
+"""The longest a busy loop spins, should the run that started it never stop it."""
 
 
 def main(argv: Sequence[str] | None = None) -> None:
@@ -112,13 +119,26 @@ def main(argv: Sequence[str] | None = None) -> None:
         f"through a crowd of N hostile sockets (default {front_door.CROWD:,}), against the "
         "same clients on the idle daemon (bench/front_door.py)",
     )
+    only.add_argument(
+        "--launch",
+        action="store_true",
+        help="only the launch path (the hook for each role, warm and after a write, the "
+        "launcher, the context after a write), at 1k and 10k records unless --sizes",
+    )
+    parser.add_argument(
+        "--busy",
+        type=int,
+        default=0,
+        metavar="N",
+        help="keep N busy loops (one Python process each) running beside the whole run",
+    )
     parser.add_argument(
         "--json",
         type=Path,
         metavar="PATH",
         help="where to write the results (default bench/results/latest.json, quick.json for "
-        "--quick, peers.json for --peers, first-turn.json for --first-turn, front-door.json "
-        "for --front-door)",
+        "--quick, peers.json for --peers, launch.json for --launch, launch-busy.json for "
+        "--launch --busy N, first-turn.json for --first-turn, front-door.json for --front-door)",
     )
     parser.add_argument(
         "--no-gate",
@@ -131,48 +151,43 @@ def main(argv: Sequence[str] | None = None) -> None:
         parser.error("--first-turn takes a number of sessions of at least 1")
     if arguments.front_door is not None and arguments.front_door < 3:
         parser.error("--front-door takes a crowd of at least 3 sockets, one of each kind")
-    defaults = _QUICK if arguments.quick else _FULL
-    report = arguments.json or RESULTS / (
-        "peers.json"
-        if arguments.peers is not None
-        else "first-turn.json"
-        if arguments.first_turn
-        else "front-door.json"
-        if arguments.front_door
-        else "quick.json"
-        if arguments.quick
-        else "latest.json"
-    )
+    defaults = _LAUNCH if arguments.launch else _QUICK if arguments.quick else _FULL
+    report = arguments.json or RESULTS / _report_name(arguments)
     started, load_at_start = time.perf_counter(), os.getloadavg()
     wakeup_us = thread_round_trip_us()
     with tempfile.TemporaryDirectory(prefix="lazy-bench-") as workdir:
         plan = Plan(
             sizes=tuple(sorted(arguments.sizes or defaults.sizes)),
-            backends=tuple(arguments.backends or available_backends(scratch=True)),
+            backends=tuple(arguments.backends or _default_backends(arguments)),
             repeat=arguments.repeat or defaults.repeat,
             requests=arguments.requests or defaults.requests,
             saves=arguments.saves or defaults.saves,
             budget_seconds=defaults.budget_seconds,
             workdir=Path(workdir),
         )
-        if arguments.first_turn:
-            measurements = first_turn(plan, arguments.sizes, arguments.first_turn)
-        elif arguments.front_door:
-            measurements = front_door.measure(plan, arguments.front_door, arguments.quick)
-        elif arguments.peers is None:
-            with postgres.scratch_postgres(plan.workdir, plan.backends):
-                measurements = asyncio.run(run(plan))
-            if arguments.backends is None:
-                measurements = postgres.not_measured() + measurements
-        else:
-            chosen = [p for p in peers.PEERS if not arguments.peers or p.name in arguments.peers]
-            measurements = asyncio.run(run_peers(plan, chosen))
+        with busy_loops(arguments.busy, _BUSY_SECONDS):
+            if arguments.first_turn:
+                measurements = first_turn(plan, arguments.sizes, arguments.first_turn)
+            elif arguments.front_door:
+                measurements = front_door.measure(plan, arguments.front_door, arguments.quick)
+            elif arguments.peers is not None:
+                chosen = [
+                    p for p in peers.PEERS if not arguments.peers or p.name in arguments.peers
+                ]
+                measurements = asyncio.run(run_peers(plan, chosen))
+            else:
+                with postgres.scratch_postgres(plan.workdir, plan.backends):
+                    measurements = asyncio.run(run_launch(plan) if arguments.launch else run(plan))
+                if arguments.backends is None and not arguments.launch:
+                    measurements = postgres.not_measured() + measurements
     seconds = time.perf_counter() - started
     print(render_table(measurements))
     settings = {
         "command": " ".join(["python -m bench", *(argv if argv is not None else sys.argv[1:])]),
         "quick": arguments.quick,
         "peers": arguments.peers is not None,
+        "launch": arguments.launch,
+        "busy_loops": arguments.busy,
         "sizes": list(plan.sizes),
         "backends": list(plan.backends),
         "repeat": plan.repeat,
@@ -244,6 +259,41 @@ def first_turn(plan: Plan, sizes: Sequence[int] | None, sessions: int) -> list[M
     _progress("first turn: the real Claude Code's first requests")
     compile_bytecode()
     return rows + first_request.measure(plan, sessions)
+
+
+async def run_launch(plan: Plan) -> list[Measurement]:
+    """The launch path only (bench/launch.py), for every backend and size of the plan."""
+    compile_bytecode()
+    fixtures = Fixtures(plan)
+    _progress("floor: python -c 'import sqlite3'")
+    cli_floor = cli.floor_ms(plan)
+    measurements: list[Measurement] = []
+    for backend in plan.backends:
+        for records in _sizes(plan, backend):
+            _progress(f"{backend}: {records:,} records: the launch path")
+            corpus = await fixtures.store(backend, records)
+            measurements += await launch.launch_path(plan, corpus, cli_floor)
+        measurements += launch.growth(measurements, backend)
+    return _grouped(measurements, plan)
+
+
+def _default_backends(arguments: argparse.Namespace) -> Sequence[str]:
+    """Every backend this machine has; the launch path's are SQLite and files, the stores the
+    hook reads without the engine (PostgreSQL's hook is in the full run)."""
+    return EMBEDDED_BACKENDS if arguments.launch else available_backends(scratch=True)
+
+
+def _report_name(arguments: argparse.Namespace) -> str:
+    """The results file a run writes unless --json says otherwise."""
+    if arguments.peers is not None:
+        return "peers.json"
+    if arguments.first_turn:
+        return "first-turn.json"
+    if arguments.front_door:
+        return "front-door.json"
+    if arguments.launch:
+        return "launch-busy.json" if arguments.busy else "launch.json"
+    return "quick.json" if arguments.quick else "latest.json"
 
 
 async def run_peers(plan: Plan, chosen: Sequence[peers.Peer]) -> list[Measurement]:

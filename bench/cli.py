@@ -32,6 +32,11 @@ def floor_ms(plan: Plan) -> float:
     return median(wall_times(plan, _FLOOR_COMMAND, os.environ))
 
 
+def floor_run() -> float:
+    """The milliseconds of one run of `python -c "import sqlite3"`."""
+    return timed_run(_FLOOR_COMMAND, os.environ)[0]
+
+
 def commands(plan: Plan, store: Store, floor: float) -> list[Measurement]:
     """`lazy memory list` and `lazy memory show NAME` on store: the median wall time of each."""
     name = realistic_records(store.records)[0].name
@@ -69,6 +74,15 @@ def wall_times(
 ) -> list[float]:
     """Milliseconds from start to exit of each of plan.repeat runs, after one untimed run."""
     return [timed_run(command, environment, store)[0] for _ in range(plan.repeat + 1)][1:]
+
+
+def paired_wall_times(
+    plan: Plan, command: list[str], environment: Mapping[str, str], store: Store | None = None
+) -> tuple[list[float], list[float]]:
+    """wall_times of command, each timed run followed by a timed floor_run: both lists."""
+    timed_run(command, environment, store)
+    pairs = [(timed_run(command, environment, store)[0], floor_run()) for _ in range(plan.repeat)]
+    return [run for run, _ in pairs], [floor for _, floor in pairs]
 
 
 def timed_run(

@@ -1,11 +1,15 @@
 """The launch path: what every session start pays, and what a launch's section costs to render.
 
 - The SessionStart hook, `lazy memory context --hook` as Claude Code runs it (in the store's
-  root, with its environment), as a whole process in two states: warm (an untimed run, then
-  the timed ones, which on SQLite show the section the first one kept,
-  adapters/launch_cache.py) and right after a write (before each timed run, one untimed save
-  through a `lazy engine` kept connected to the same store, so every timed hook renders).
-  The floor is `python -c "import sqlite3"`.
+  root, with its environment), as a whole process, for a builder and for an agent
+  (`LAZY_TASK_ID` set), in two states: warm (an untimed run, then the timed ones, which on
+  SQLite and files show the section the first one kept, adapters/launch_cache.py) and right
+  after a write (before each timed run, one untimed save through a `lazy engine` kept
+  connected to the same store, so every timed hook reads the store again). The floor is
+  `python -c "import sqlite3"` run beside it pair by pair: each timed hook is followed by a
+  timed floor, and the row's floor is the median of those, so a machine whose pace drifts
+  moves both alike. The targets (issue 29: 2.5 x the floor at 1,000 records, 3 x at 10,000)
+  are the SQLite and files stores'; PostgreSQL and remote stores read through the engine.
 - `lazy launch claude --print-command`: the launcher's own work (it renders the whole
   section into its file, without starting Claude Code).
 - The engine's `lazy/memory/context` (builder) right after a write: on one warm engine, an
@@ -19,6 +23,7 @@ that what it times lists the record just saved, so neither can quietly time a st
 
 from __future__ import annotations
 
+import os
 import tempfile
 import time
 from collections.abc import AsyncIterator, Sequence
@@ -33,19 +38,25 @@ from bench.engine import request_row
 from bench.plan import Plan
 from bench.report import Measurement, Target, median
 from bench.stores import Store, copy_store
-from lazy_memory.engine.records import RecordType
 from tests.e2e.jsonrpc import RawClient
 
 HOOK = ["memory", "context", "--hook"]
 """The SessionStart hook's arguments to `lazy`, as `lazy init --claude-code` installs it."""
+
+ROLES = {"builder": {}, "agent": {"LAZY_TASK_ID": "bench-agent"}}
+"""Each role's hook, by what its session's environment adds: an agent has a task id."""
 
 CONTEXT_AFTER_WRITE = "lazy/memory/context after a write, p50"
 
 GROWTH_LIMIT = 1.25
 """The growth row's target: 1 is linear, and a loaded machine's noise gets a quarter more."""
 
-_HOOK_TARGETS = {1_000: Target(2.5, times_floor=True)}
-"""Issue 20's launch-path target, for the warm hook and the one after a write alike."""
+_HOOK_TARGETS = {1_000: Target(2.5, times_floor=True), 10_000: Target(3, times_floor=True)}
+"""Issue 29's targets for the hook, warm and right after a write, builder and agent alike."""
+_LIGHT_BACKENDS = ("sqlite", "files")
+"""The backends the targets are for: the hook reads their stores without the engine."""
+_PAIRED_FLOOR = 'python -c "import sqlite3", median of the runs paired with the timed ones'
+"""The floor of the hook's rows: each timed hook, then one of these."""
 _CONTEXT_TARGETS = {1_000: Target(3), 10_000: Target(30)}
 _BUILDER = {"role": "builder"}
 _SEED = 20
@@ -57,11 +68,14 @@ class Writer:
 
     def __init__(self, client: RawClient, count: int) -> None:
         self.client = client
-        self._params = iter(_records(count))
+        # Bodies of this writer's own: a PostgreSQL store is shared by every writer of a run.
+        self._params = _records(count, os.urandom(4).hex())
 
-    async def save(self) -> str:
-        """Save the next record and give its name; raise if the store was not written."""
-        params = next(self._params)
+    async def save(self, user: bool = False) -> str:
+        """Save the next record (with user, the next `user` one: a fitted section lists those
+        first) and give its name; raise if the store was not written."""
+        users = [n for n, params in enumerate(self._params) if params["type"] == "user"]
+        params = self._params.pop(users[0] if user and users else 0)
         answer = await result(self.client, "lazy/memory/save", params)
         if answer.get("unchanged"):
             raise RuntimeError(f"saving {params['name']!r} wrote nothing: it is the live revision")
@@ -77,27 +91,22 @@ async def writing(plan: Plan, store: Store, count: int) -> AsyncIterator[Writer]
 
 
 async def launch_path(plan: Plan, corpus: Store, floor: float) -> list[Measurement]:
-    """The hook warm and after a write, the launcher, and the context after a write, on corpus
-    (the warm hook and the launcher) and on a copy of it (what writes); floor is the sqlite3
-    floor's median."""
+    """The hook warm and after a write for each role, the launcher, and the context after a
+    write, on corpus (the warm hooks and the launcher) and on a copy of it (what writes);
+    floor is the sqlite3 floor's median, for the launcher (the hooks pair their own)."""
     hook = [*lazy_command(), *HOOK]
-    warm = cli.wall_times(plan, hook, corpus.environment(), corpus)
-    rows = [
-        cli.whole_process(
-            "lazy memory context --hook, warm",
-            corpus,
-            warm,
-            floor,
-            _HOOK_TARGETS.get(corpus.records),
-        ),
-        _launcher(plan, corpus, floor),
-    ]
+    rows = []
+    for role, session in ROLES.items():
+        hooks, floors = cli.paired_wall_times(plan, hook, corpus.environment(**session), corpus)
+        rows.append(_hook_row(f"lazy memory context --hook, {role}, warm", corpus, hooks, floors))
+    rows.append(_launcher(plan, corpus, floor))
     store = copy_store(corpus, plan.workdir, "launch")
-    # Saves: the hook's check and timed runs, the context's check, warm-up and timed requests
-    # (timings() makes at least three).
-    saves = 1 + plan.repeat + 2 + max(plan.requests, 3)
+    # Saves: each role's check and timed hooks, the context's check, warm-up and timed
+    # requests (timings() makes at least three).
+    saves = len(ROLES) * (1 + plan.repeat) + 2 + max(plan.requests, 3)
     async with writing(plan, store, saves) as writer:
-        rows.append(await _hook_after_writes(plan, writer, store, floor))
+        for role, session in ROLES.items():
+            rows.append(await _hook_after_writes(plan, writer, store, role, session))
         rows.append(await _context_after_writes(plan, writer, store))
     return rows
 
@@ -141,23 +150,40 @@ def _launcher(plan: Plan, store: Store, floor: float) -> Measurement:
     return cli.whole_process("lazy launch claude --print-command", store, samples, floor, None)
 
 
-async def _hook_after_writes(plan: Plan, writer: Writer, store: Store, floor: float) -> Measurement:
-    """plan.repeat hooks, each right after a save, after one untimed such run that checks it."""
-    hook, environment = [*lazy_command(), *HOOK], store.environment()
-    # The first save is a `user` record: a section fitted to the hook's limit lists those first.
-    name = await writer.save()
+async def _hook_after_writes(
+    plan: Plan, writer: Writer, store: Store, role: str, session: dict[str, str]
+) -> Measurement:
+    """plan.repeat hooks of role, each right after a save and followed by a floor run, after
+    one untimed such run that checks it."""
+    hook, environment = [*lazy_command(), *HOOK], store.environment(**session)
+    # A `user` record: a section fitted to the hook's limit lists those first.
+    name = await writer.save(user=True)
     _, done = cli.timed_run(hook, environment, store)
-    _check_lists(done.stdout.decode(), name, "the hook")
-    samples = []
+    _check_lists(done.stdout.decode(), name, f"the {role}'s hook")
+    hooks, floors = [], []
     for _ in range(plan.repeat):
         await writer.save()
-        samples.append(cli.timed_run(hook, environment, store)[0])
-    return cli.whole_process(
-        "lazy memory context --hook, after a write",
-        store,
-        samples,
-        floor,
-        _HOOK_TARGETS.get(store.records),
+        hooks.append(cli.timed_run(hook, environment, store)[0])
+        floors.append(cli.floor_run())
+    return _hook_row(f"lazy memory context --hook, {role}, after a write", store, hooks, floors)
+
+
+def _hook_row(
+    what: str, store: Store, hooks: Sequence[float], floors: Sequence[float]
+) -> Measurement:
+    """A hook's row: the median of its runs, beside the median of the floor runs paired with
+    them; the target for a SQLite or files store of a size issue 29 sets one for."""
+    target = _HOOK_TARGETS.get(store.records) if store.backend in _LIGHT_BACKENDS else None
+    return Measurement(
+        f"{what}, whole process, median",
+        store.backend,
+        store.records,
+        median(hooks),
+        "ms",
+        floor=median(floors),
+        floor_what=_PAIRED_FLOOR,
+        target=target,
+        samples=len(hooks),
     )
 
 
@@ -183,19 +209,16 @@ async def _context_after_writes(plan: Plan, writer: Writer, store: Store) -> Mea
     )
 
 
-def _records(count: int) -> list[dict[str, Any]]:
-    """count realistic records' save params, a `user` one first: a fitted section lists the
-    user's guidance first, newest first (engine/delivery.py), so the hook's check finds it.
+def _records(count: int, writer: str) -> list[dict[str, Any]]:
+    """count realistic records' save params.
 
     A name the store holds is an update; the body's last line, new in each, makes it a write
     even where the corpus has the same record word for word (answered `unchanged` otherwise).
     """
-    records = realistic_records(count, _SEED)
-    users = [index for index, record in enumerate(records) if record.type is RecordType.USER]
-    if users:
-        records.insert(0, records.pop(users[0]))
+    # More than asked: a save may ask for the next `user` record, a tenth of the corpus.
+    records = realistic_records(max(count, 200), _SEED)
     return [
         record.model_dump(mode="json", exclude={"provenance"})
-        | {"body": f"{record.body}\n\nSaved by the benchmark's launch path, save {number}."}
+        | {"body": f"{record.body}\n\nSaved by the benchmark's writer {writer}, save {number}."}
         for number, record in enumerate(records, start=1)
     ]

@@ -7,12 +7,17 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
+
+
+def busy_cores(seconds: float) -> AbstractContextManager[None]:
+    """Every core kept busy by a CPU loop of its own, meanwhile (see busy_loops)."""
+    return busy_loops(os.cpu_count() or 2, seconds)
 
 
 @contextmanager
-def busy_cores(seconds: float) -> Iterator[None]:
-    """Every core kept busy by a CPU loop of its own, meanwhile.
+def busy_loops(count: int, seconds: float) -> Iterator[None]:
+    """count CPU loops (a Python process each) running meanwhile.
 
     Each loop also ends itself after seconds, so none outlives a run that is killed (a loop
     under `timeout` does when `timeout` is killed: its child keeps running).
@@ -20,10 +25,11 @@ def busy_cores(seconds: float) -> Iterator[None]:
     loop = f"import time\nend = time.monotonic() + {seconds}\nwhile time.monotonic() < end: pass"
     loops = [
         subprocess.Popen([sys.executable, "-c", loop], stdin=subprocess.DEVNULL)
-        for _ in range(os.cpu_count() or 2)
+        for _ in range(count)
     ]
     try:
-        time.sleep(0.5)  # let them take the cores
+        if loops:
+            time.sleep(0.5)  # let them take the cores
         yield
     finally:
         for each in loops:

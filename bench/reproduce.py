@@ -2,7 +2,8 @@
 
 Run from the repository root: `python -m bench.reproduce [--only NAME ... | --skip NAME ...]`.
 It runs each producer of bench/results/*.json in turn, as a subprocess of this interpreter
-(`full`: `python -m bench`, `quick`, `peers`, `search`, `compaction`, `web`, `container`:
+(`full`: `python -m bench`, `quick`, `peers`, `launch` and `launch-busy` (`--launch`, alone
+and beside two busy loops), `search`, `compaction`, `web`, `container`:
 .ci/container.sh, which builds the image and has bench.container write container.json; only
 as root, with podman or apt-get to install it; and `first-turn`: `python -m bench
 --first-turn`, whose Claude Code rows are `missing` where it is not installed; and
@@ -85,6 +86,9 @@ PRODUCERS = (
     Producer("full", _python("bench"), "latest.json"),
     Producer("quick", _python("bench", "--quick"), "quick.json"),
     Producer("peers", _python("bench", "--peers"), "peers.json"),
+    Producer("launch", _python("bench", "--launch"), "launch.json"),
+    # The same with both cores taken: a session started on a busy machine.
+    Producer("launch-busy", _python("bench", "--launch", "--busy", "2"), "launch-busy.json"),
     Producer("search", _python("bench.search"), "search.json"),
     Producer("compaction", _python("bench.compaction"), "compaction.json"),
     # Both embedded backends: the README quotes `lazy web` on each.

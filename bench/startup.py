@@ -35,7 +35,7 @@ TOP = 6
 _TOTAL = "total"
 """The row of all of a process's imports, beside its packages'."""
 
-_RENDERER = "lazy_memory.engine.injected"
+_RENDERER = "lazy_memory.engine.delivery"
 """What only a hook that renders imports (a hook showing its kept section does not)."""
 
 _NOTE = (

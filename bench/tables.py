@@ -1,8 +1,9 @@
 """`python -m bench.tables`: the READMEs' benchmark tables and the latency plot, from the JSON.
 
-Every figure the READMEs quote from a benchmark (`python -m bench`, its `--quick`,
-`--peers`, `--first-turn` and `--front-door` runs, `python -m bench.compaction`, `bench.search`,
-`bench.web`, and the container step's `bench.container`) sits between two marker comments,
+Every figure the READMEs quote from a benchmark (`python -m bench`, its `--quick`, `--peers`,
+`--launch`, `--first-turn` and `--front-door` runs, `python -m bench.compaction`,
+`bench.search`, `bench.web`, and the container step's `bench.container`) sits between two
+marker comments,
 
     <!-- bench:table:NAME -->
     ...generated...
@@ -67,6 +68,8 @@ def caption(document: Document, source: str, command: str | None = None) -> str:
     sqlite = f", SQLite {machine['sqlite']}" if "sqlite" in machine else ""
     load_average = run.get("load_average_at_start", machine.get("load_average"))
     loaded = f", load average {load_average[0]:.2f} at the start" if load_average else ""
+    if run.get("busy_loops"):
+        loaded += f", {run['busy_loops']} busy loops running beside it"
     return (
         f"Measured {when} on {machine['cores']} cores ({machine['cpu']}, Python "
         f"{machine['python']}{sqlite}{loaded}) with `{run.get('command', command)}` in "
@@ -124,6 +127,8 @@ TABLES: dict[str, Callable[[Path], str]] = {
     "quick": lambda results: full_table(results, "quick.json"),
     "peers": lambda results: full_table(results, "peers.json"),
     "peers-summary": peers_summary,
+    "launch": lambda results: full_table(results, "launch.json", floors=True),
+    "launch-busy": lambda results: full_table(results, "launch-busy.json", floors=True),
     "compaction": lambda results: captioned(results, "compaction.json", compaction.render),
     "search": lambda results: captioned(results, "search.json", search.render_document),
     "web": lambda results: full_table(results, "web.json", floors=True),

@@ -18,6 +18,8 @@ class Compact(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     preamble: str
+    """The compact preamble when it was generated. Written for the versions before each role
+    had its own, which show it; launches now open with their role's (engine/context.py)."""
     summary: str
     generator: str
     model: str | None = None

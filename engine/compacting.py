@@ -17,7 +17,7 @@ from pydantic import BaseModel
 from lazy_memory.engine import compaction
 from lazy_memory.engine.compact import Compact
 from lazy_memory.engine.compaction import CompactOutcome, Mode, measure
-from lazy_memory.engine.context import assembled_size, written_since
+from lazy_memory.engine.context import MEASURED_ROLE, assembled_size, written_since
 from lazy_memory.engine.errors import CompactRejected, LLMUnavailable, StorageUnavailable
 from lazy_memory.engine.index import IndexEntry
 from lazy_memory.engine.injected import injected_state
@@ -132,8 +132,8 @@ async def compact_status(storage: Storage) -> CompactStatus:
     return CompactStatus(
         compact=compact,
         covered=0 if compact is None else len(compact.watermark),
-        bytes_with=assembled_size(records, compact, removed),
-        bytes_without=assembled_size(records, None, []),
+        bytes_with=assembled_size(MEASURED_ROLE, records, compact, removed),
+        bytes_without=assembled_size(MEASURED_ROLE, records, None, []),
         written_since=await _records_named(storage, [record.name for record in newer]),
         removed_since=removed,
     )

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, NamedTuple
 from pydantic import BaseModel
 
 from lazy_memory.engine.compact import Compact
-from lazy_memory.engine.context import COMPACT_PREAMBLE, assembled_size
+from lazy_memory.engine.context import COMPACT_PREAMBLES, MEASURED_ROLE, assembled_size
 from lazy_memory.engine.errors import CompactRejected
 from lazy_memory.engine.index import Indexed, IndexedT, index_line, shown_description
 from lazy_memory.engine.records import Actor, RecordType
@@ -155,7 +155,7 @@ def new_compact(
 ) -> Compact:
     """A compact of summary, whose watermark is exactly the records it was made from."""
     return Compact(
-        preamble=COMPACT_PREAMBLE,
+        preamble=COMPACT_PREAMBLES[MEASURED_ROLE],
         summary=summary,
         generator=generator,
         model=model,
@@ -195,9 +195,11 @@ def measure(
     removed: Sequence[str],
 ) -> Sizes:
     """The sizes that judge candidate, against the current compact (and what was removed since)."""
-    without = assembled_size(records, None, [])
-    now = without if current is None else assembled_size(records, current, removed)
-    return Sizes(without=without, now=now, candidate=assembled_size(records, candidate, []))
+    without = assembled_size(MEASURED_ROLE, records, None, [])
+    now = without if current is None else assembled_size(MEASURED_ROLE, records, current, removed)
+    return Sizes(
+        without=without, now=now, candidate=assembled_size(MEASURED_ROLE, records, candidate, [])
+    )
 
 
 def why_rejected(judged: Sizes) -> str:
@@ -230,7 +232,9 @@ def what_helps(judged: Sizes) -> str:
 
 def sizes(records: Sequence[Indexed], candidate: Compact) -> tuple[int, int]:
     """Bytes of the section without any compact, and with the candidate (nothing newer)."""
-    return assembled_size(records, None, []), assembled_size(records, candidate, [])
+    return assembled_size(MEASURED_ROLE, records, None, []), assembled_size(
+        MEASURED_ROLE, records, candidate, []
+    )
 
 
 def shrinks(records: Sequence[Indexed], candidate: Compact) -> bool:

@@ -2,36 +2,60 @@
 
 The rules it follows: docs/architecture.md, Injection.
 
-One renderer for both roles: the plain index, or the compact plus everything written since
-its watermark plus what was removed since; a marker when the store cannot be read; and, over
-the advisory size, a one-line pointer to `lazy doctor` for builders, never counted in the size.
+One renderer for both roles: the role's preamble and the plain index, or the role's compact
+preamble, the compact's summary, everything written since its watermark and what was removed
+since; a marker when the store cannot be read; and, over the advisory size, a one-line pointer
+to `lazy doctor` for builders, never counted in the size.
+
+It takes plain rows (anything Indexed, a compact's summary and watermark) and gives plain
+tuples: the launch hook renders with it without importing the record models (pydantic).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from enum import StrEnum
+from typing import NamedTuple, Protocol
 
-from pydantic import BaseModel
-
-from lazy_memory.engine.compact import Compact
 from lazy_memory.engine.index import Indexed, IndexedT, index_line
 from lazy_memory.engine.visible import visible_line, visible_text
 
-PREAMBLE = (
-    "# Project memory\n"
+
+class Role(StrEnum):
+    """Who is being launched: a builder writes code and may save; an agent only reads."""
+
+    BUILDER = "builder"
+    AGENT = "agent"
+
+
+_HEADING = "# Project memory\n"
+_PLAIN = (
     "These are the project's memory records: knowledge earlier sessions saved for you, one "
-    "line each (name, type, description). Read a record's body with "
-    'lazy_memory_recall(name="..."), search them with lazy_search(query="in:memories ..."). '
-    "Do not use your harness's own memory directory: it is not shared and is lost."
+    "line each (name, type, description)."
 )
-COMPACT_PREAMBLE = (
-    "# Project memory\n"
+_SUMMARIZED = (
     "These are the project's memory records: knowledge earlier sessions saved for you, "
-    "summarized by theme, with every record named. Read a record's body with "
-    'lazy_memory_recall(name="..."), search them with lazy_search(query="in:memories ..."). '
-    "Do not use your harness's own memory directory: it is not shared and is lost."
+    "summarized by theme, with every record named."
 )
+_READING = (
+    ' Read a record\'s body with lazy_memory_recall(name="..."), search them with '
+    'lazy_search(query="in:memories ...").'
+)
+_WRITING = {
+    Role.BUILDER: " Save new knowledge with lazy_memory_save, never in your harness's own "
+    "memory files: they are not shared.",
+    Role.AGENT: " Agents are read-only: save nothing, neither here nor in your harness's own "
+    "memory files; put anything worth remembering in your final summary, for the human or "
+    "builder to decide.",
+}
+PREAMBLES = {role: _HEADING + _PLAIN + _READING + _WRITING[role] for role in Role}
+"""Each role's preamble before the plain index: the session's one instruction about memory."""
+COMPACT_PREAMBLES = {role: _HEADING + _SUMMARIZED + _READING + _WRITING[role] for role in Role}
+"""Each role's preamble before a compact's summary."""
+MEASURED_ROLE = Role.BUILDER
+"""The role whose section the size rules measure (never-grow, doctor, `compact --show`): an
+agent's differs by its preamble alone, by as many bytes with a compact as without, so every
+comparison between sections comes out the same."""
 EMPTY = "No memory records have been saved for this project yet."
 WRITTEN_SINCE = "## Written since that summary (these lines supersede it)"
 REMOVED_SINCE = "## Removed since that summary"
@@ -51,14 +75,28 @@ _BATCH = 1_000
 """Records whose lines launch_context joins at a time."""
 
 
-class Role(StrEnum):
-    """Who is being launched: a builder writes code and may save; an agent only reads."""
-
-    BUILDER = "builder"
-    AGENT = "agent"
+def preamble(role: Role, compacted: bool) -> str:
+    """The preamble a launch of role gets: before a compact's summary, or the plain index."""
+    return (COMPACT_PREAMBLES if compacted else PREAMBLES)[role]
 
 
-class LaunchContext(BaseModel):
+class CompactView(Protocol):
+    """What the section shows of a compact: its summary, and the (name, revision) pairs of
+    the records it was made from. The engine's Compact is one; so is what the launch hook
+    reads without the models."""
+
+    @property
+    def summary(self) -> str:
+        """The compact's summary, as stored."""
+        ...
+
+    @property
+    def watermark(self) -> Mapping[str, int]:
+        """The revision of each record the summary covers."""
+        ...
+
+
+class LaunchContext(NamedTuple):
     """The section a launch injects, with the size that counts and how it was made."""
 
     role: Role
@@ -78,27 +116,30 @@ def size_of(text: str) -> int:
     return len(text) if text.isascii() else len(text.encode("utf-8"))
 
 
-def written_since(records: Sequence[IndexedT], compact: Compact) -> list[IndexedT]:
+def written_since(records: Sequence[IndexedT], compact: CompactView) -> list[IndexedT]:
     """Live records the compact does not cover at their current revision."""
-    return [r for r in records if compact.watermark.get(r.name) != r.revision]
+    watermark = compact.watermark
+    return [r for r in records if watermark.get(r.name) != r.revision]
 
 
-def assemble(records: Sequence[Indexed], compact: Compact | None, removed: Sequence[str]) -> str:
+def assemble(
+    role: Role, records: Sequence[Indexed], compact: CompactView | None, removed: Sequence[str]
+) -> str:
     """The section before any size pointer: what the size rules and never-grow measure.
 
     Descriptions sit inside their own line with whitespace collapsed, so no record can add
     a line that imitates the preamble, a heading or the unavailable marker; every stored text
     in it is made visible (engine/visible.py), so the sizes measure what is printed.
     """
-    return "\n".join(_parts([records], compact, removed))
+    return "\n".join(_parts(role, [records], compact, removed))
 
 
 def assembled_size(
-    records: Sequence[Indexed], compact: Compact | None, removed: Sequence[str]
+    role: Role, records: Sequence[Indexed], compact: CompactView | None, removed: Sequence[str]
 ) -> int:
     """size_of(assemble(...)), measured line by line: the section itself is never built."""
     size = -1  # n parts are joined by n - 1 newlines
-    for part in _parts([records], compact, removed):
+    for part in _parts(role, [records], compact, removed):
         size += size_of(part) + 1
     return size
 
@@ -106,7 +147,7 @@ def assembled_size(
 def launch_context(
     role: Role,
     records: Sequence[Indexed],
-    compact: Compact | None,
+    compact: CompactView | None,
     removed: Sequence[str],
     warn_bytes: int,
 ) -> LaunchContext:
@@ -118,7 +159,7 @@ def launch_context(
 def batched_launch_context(
     role: Role,
     batches: Iterable[Sequence[Indexed]],
-    compact: Compact | None,
+    compact: CompactView | None,
     removed: Sequence[str],
     warn_bytes: int,
 ) -> LaunchContext:
@@ -127,7 +168,7 @@ def batched_launch_context(
     Each batch's lines are joined as it comes: at 100,000 records the section is 14 MB, and
     its 100,000 lines as strings would be 19 MB more.
     """
-    parts = list(_parts(batches, compact, removed, joined=True))
+    parts = list(_parts(role, batches, compact, removed, joined=True))
     size = sum(map(size_of, parts)) + len(parts) - 1
     over = size > warn_bytes
     if over and role == Role.BUILDER:
@@ -145,12 +186,32 @@ def batched_launch_context(
 
 
 def reframed(context: LaunchContext, role: Role) -> LaunchContext:
-    """The same section for a launch of another role: the doctor pointer added or taken off."""
-    text = context.text
-    if context.over_threshold and context.role != role:
-        pointer = DOCTOR_POINTER + "\n"
-        text = text + pointer if role == Role.BUILDER else text.removesuffix(pointer)
-    return context.model_copy(update={"role": role, "text": text})
+    """The same section for a launch of another role: its own preamble, and the doctor
+    pointer added or taken off as its size calls for."""
+    if context.role == role or not context.available:
+        return context._replace(role=role)
+    old, new = preamble(context.role, context.compacted), preamble(role, context.compacted)
+    pointer = DOCTOR_POINTER + "\n"
+    had_pointer = context.role == Role.BUILDER and context.over_threshold
+    size = context.bytes - size_of(old) + size_of(new)
+    over = size > context.warn_bytes
+    wants_pointer = role == Role.BUILDER and over
+    end = len(context.text) - (len(pointer) if had_pointer else 0)
+    return LaunchContext(
+        role=role,
+        text="".join((new, context.text[len(old) : end], pointer if wants_pointer else "")),
+        bytes=size,
+        warn_bytes=context.warn_bytes,
+        over_threshold=over,
+        available=True,
+        compacted=context.compacted,
+    )
+
+
+def warnings_of(context: LaunchContext) -> list[str]:
+    """What assembling context says in the log: the advisory size line when it is over (at
+    every launch, so a section kept to be shown again keeps it to be said again)."""
+    return [OVER_THRESHOLD_LOG] if context.over_threshold else []
 
 
 def unavailable_context(role: Role, error: str, warn_bytes: int) -> LaunchContext:
@@ -171,8 +232,9 @@ def unavailable_context(role: Role, error: str, warn_bytes: int) -> LaunchContex
 
 
 def _parts(
+    role: Role,
     batches: Iterable[Sequence[Indexed]],
-    compact: Compact | None,
+    compact: CompactView | None,
     removed: Sequence[str],
     *,
     joined: bool = False,
@@ -189,9 +251,9 @@ def _parts(
         elif records:
             yield "\n".join(map(index_line, records))
 
+    yield preamble(role, compact is not None)
+    yield ""
     if compact is None:
-        yield PREAMBLE
-        yield ""
         empty = True
         for batch in batches:
             empty = empty and not batch
@@ -201,8 +263,6 @@ def _parts(
         yield ""
         return
     # The compact slot is stored text too (a model's words, names and descriptions).
-    yield visible_text(compact.preamble)
-    yield ""
     yield visible_text(compact.summary.rstrip("\n"))
     headed = False
     for batch in batches:

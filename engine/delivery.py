@@ -11,38 +11,57 @@ two dozen lines. So a section is never handed to a channel that would cut it:
   not listed, why, and the one call that reads them all;
 - a tool gets *pages* of whole lines, each within its limit, each naming the next page.
 
-No line is ever cut to fit, and every name stays reachable from what the model is given.
+No line is ever cut to fit, and every name stays reachable from what the model is given: the
+closing line names the one call that returns the whole section when it fits a tool result
+(`lazy_memory_recall()`), else each of its pages, counted as the tool pages the same section.
+
+Like the renderer, it takes plain rows and gives plain tuples, so the launch hook delivers
+without importing the record models.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
 from datetime import datetime
-
-from pydantic import BaseModel
+from operator import attrgetter
+from typing import Any, NamedTuple
 
 from lazy_memory.engine.context import (
     DOCTOR_POINTER,
-    PREAMBLE,
     UNAVAILABLE,
     LaunchContext,
     Role,
+    preamble,
     size_of,
 )
-from lazy_memory.engine.index import Indexed, index_line
-from lazy_memory.engine.records import RecordType
+from lazy_memory.engine.index import Indexed, IndexedT, index_line
+from lazy_memory.engine.json_time import json_time
+from lazy_memory.engine.kinds import RecordType
 
 TYPE_PRIORITY = (RecordType.USER, RecordType.FEEDBACK, RecordType.PROJECT, RecordType.REFERENCE)
 """The order a fitted section lists records in: the user's own guidance first."""
-_RANK = {record_type: rank for rank, record_type in enumerate(TYPE_PRIORITY)}
+RECALL_PAGE = "lazy_memory_recall(page={page})"
+"""The call that gives a page of the section, as lazy_memory_recall's pages name the next."""
+_SEARCH = 'search it with lazy_search(query="in:memories ...")'
 READ_ALL = (
     "Read the whole index with lazy_memory_recall(), which returns every record's line in one "
-    'call, or search it with lazy_search(query="in:memories ...").'
+    "call, or " + _SEARCH + "."
 )
+"""How the closing line says to read the rest when the whole section is one tool result."""
+READ_PAGES = (
+    "Read the whole index in {pages:,} calls, "
+    + RECALL_PAGE.format(page=1)
+    + " to "
+    + RECALL_PAGE.replace("{page}", "{pages}")
+    + ", or "
+    + _SEARCH
+    + "."
+)
+"""How it says so when the section is more than one: recall's pages, each named."""
 NOT_LISTED = (
     "({missing:,} of {total:,} memory records are not listed here: this harness shows a "
     "session-start hook's output whole only up to {limit:,} characters, and these lines are "
-    "the {listed:,} most important, the user's guidance and the newest first. " + READ_ALL + ")"
+    "the {listed:,} most important, the user's guidance and the newest first. {read})"
 )
 _MARKER_ROOM = 200
 """What a fitted marker keeps clear of its limit, besides the error text, for its own words."""
@@ -50,7 +69,7 @@ _LINES_BLOCK = 1 << 20
 """Characters of a section split into lines at a time, when it is paged."""
 
 
-class Newest(BaseModel):
+class Newest(NamedTuple):
     """The most recently written live record, and whether a launch listed it."""
 
     name: str
@@ -58,8 +77,17 @@ class Newest(BaseModel):
     updated_at: datetime
     listed: bool
 
+    def as_json(self) -> dict[str, Any]:
+        """As JSON, the way the models write their fields."""
+        return {
+            "name": self.name,
+            "revision": self.revision,
+            "updated_at": json_time(self.updated_at),
+            "listed": self.listed,
+        }
 
-class Delivery(BaseModel):
+
+class Delivery(NamedTuple):
     """The section a channel carries, and what of the store it shows."""
 
     role: Role
@@ -82,6 +110,13 @@ class Delivery(BaseModel):
     """Why the store could not be read, when it could not."""
     newest: Newest | None = None
 
+    def as_json(self) -> dict[str, Any]:
+        """Every field as JSON, in order: what `--json` prints and the launch log keeps."""
+        fields = self._asdict()
+        fields["role"] = self.role.value
+        fields["newest"] = None if self.newest is None else self.newest.as_json()
+        return fields
+
 
 def harness_length(text: str) -> int:
     """Text's length as Claude Code (JavaScript) counts it: UTF-16 code units."""
@@ -90,25 +125,39 @@ def harness_length(text: str) -> int:
     return len(text.encode("utf-16-le")) // 2
 
 
-def priority_order(records: Sequence[Indexed]) -> list[Indexed]:
-    """Records as a fitted section lists them: by type priority, newest first, then by name."""
-    by_name = sorted(records, key=lambda record: record.name)
-    by_time = sorted(by_name, key=lambda record: record.updated_at, reverse=True)
-    return sorted(by_time, key=lambda record: _RANK[record.type])
+def priority_order(records: Sequence[IndexedT]) -> Iterator[IndexedT]:
+    """Records as a fitted section lists them: by type priority, newest first, then by name.
+
+    Each type's records are sorted only when the listing reaches them: a fitted section lists
+    about a hundred lines, so most launches sort only the `user` records, not the store.
+    """
+    by_type: dict[RecordType, list[IndexedT]] = {record_type: [] for record_type in TYPE_PRIORITY}
+    for record in records:
+        by_type[record.type].append(record)
+    for group in by_type.values():
+        by_name = sorted(group, key=attrgetter("name"))
+        yield from sorted(by_name, key=attrgetter("updated_at"), reverse=True)
 
 
-def deliver(context: LaunchContext, records: Sequence[Indexed], limit: int | None) -> Delivery:
-    """The section for a channel of limit characters (None: any size): whole if it fits."""
+def deliver(
+    context: LaunchContext, records: Sequence[Indexed], limit: int | None, *, page_limit: int
+) -> Delivery:
+    """The section for a channel of limit characters (None: any size): whole if it fits.
+
+    page_limit is the largest tool result, at which lazy_memory_recall() pages the same
+    section: the closing line of a fitted section names its pages.
+    """
     if not context.available:
         return _marker(context, limit)
-    newest = max(records, key=lambda record: record.updated_at, default=None)
+    newest = max(records, key=attrgetter("updated_at"), default=None)
     if limit is None or harness_length(context.text) <= limit:
         return _delivery(context, context.text, limit, len(records), records, newest, set())
     over = context.role == Role.BUILDER and context.over_threshold
     pointer = DOCTOR_POINTER + "\n" if over else ""
-    head = PREAMBLE + "\n\n"
+    head = preamble(context.role, False) + "\n\n"
+    read = _read_all(page_count(context.text, page_limit, RECALL_PAGE))
     # The closing line at its longest (every count as large as the store), so it always fits.
-    closing = _closing(len(records), len(records), len(records), limit)
+    closing = _closing(len(records), len(records), len(records), limit, read)
     room = limit - harness_length(head) - harness_length(pointer) - harness_length(closing) - 2
     listed: list[str] = []
     shown: set[str] = set()
@@ -120,7 +169,7 @@ def deliver(context: LaunchContext, records: Sequence[Indexed], limit: int | Non
         room -= cost
         listed.append(line)
         shown.add(record.name)
-    closing = _closing(len(records) - len(listed), len(records), len(listed), limit)
+    closing = _closing(len(records) - len(listed), len(records), len(listed), limit, read)
     body = "".join(line + "\n" for line in listed)
     text = f"{head}{body}\n{closing}\n{pointer}"
     return _delivery(context, text, limit, len(listed), records, newest, shown, fitted=True)
@@ -158,10 +207,16 @@ def page(text: str, limit: int, next_call: str, number: int) -> tuple[str | None
     ), total
 
 
+def page_count(text: str, limit: int, next_call: str) -> int:
+    """How many pages pages(text, limit, next_call) has, without making them."""
+    if harness_length(text) <= _room(limit, next_call):
+        return 1
+    return sum(1 for _ in _paged(text, limit, next_call))
+
+
 def _paged(text: str, limit: int, next_call: str) -> Iterator[list[str]]:
     """The lines of each page of text, before its footer; a page at least, if text is empty."""
-    footer_room = harness_length(_footer(next_call, 99_999, 99_999)) + 1
-    room = max(limit - footer_room, 1)
+    room = _room(limit, next_call)
     current: list[str] = []
     used = 0
     for line in _lines_within(_lines(text), room):
@@ -172,6 +227,11 @@ def _paged(text: str, limit: int, next_call: str) -> Iterator[list[str]]:
         current.append(line)
         used += cost
     yield current
+
+
+def _room(limit: int, next_call: str) -> int:
+    """The characters of a page left for the text, once its footer is written."""
+    return max(limit - harness_length(_footer(next_call, 99_999, 99_999)) - 1, 1)
 
 
 def _footer(next_call: str, number: int, total: int) -> str:
@@ -205,8 +265,12 @@ def _lines_within(lines: Iterable[str], room: int) -> Iterator[str]:
         yield line
 
 
-def _closing(missing: int, total: int, listed: int, limit: int) -> str:
-    return NOT_LISTED.format(missing=missing, total=total, listed=listed, limit=limit)
+def _read_all(pages: int) -> str:
+    return READ_ALL if pages == 1 else READ_PAGES.format(pages=pages)
+
+
+def _closing(missing: int, total: int, listed: int, limit: int, read: str) -> str:
+    return NOT_LISTED.format(missing=missing, total=total, listed=listed, limit=limit, read=read)
 
 
 def _marker(context: LaunchContext, limit: int | None) -> Delivery:

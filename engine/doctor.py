@@ -43,9 +43,16 @@ from lazy_memory.engine.compaction import (
     what_helps,
     why_rejected,
 )
-from lazy_memory.engine.context import Role, assembled_size, launch_context, written_since
+from lazy_memory.engine.context import (
+    MEASURED_ROLE,
+    Role,
+    assembled_size,
+    launch_context,
+    written_since,
+)
 from lazy_memory.engine.delivery import deliver, harness_length
 from lazy_memory.engine.index import Indexed
+from lazy_memory.engine.limits import TOOL_RESULT_LIMIT_CHARS
 from lazy_memory.engine.records import Actor, ActorKind
 
 
@@ -122,13 +129,15 @@ def diagnose(
     compact_error: str | None = None,
     hook_limit_chars: int | None = None,
     model: ModelPlan = NO_MODEL,
+    page_limit_chars: int = TOOL_RESULT_LIMIT_CHARS,
 ) -> Diagnosis:
     """Measure what a launch injects and decide what, if anything, would help.
 
-    model is what `lazy memory compact` would ask for a summary (compaction.model_plan).
+    model is what `lazy memory compact` would ask for a summary (compaction.model_plan);
+    page_limit_chars what a tool result shows whole, which the hook's closing line pages at.
     """
-    size = assembled_size(records, compact, removed)
-    plain = assembled_size(records, None, [])
+    size = assembled_size(MEASURED_ROLE, records, compact, removed)
+    plain = assembled_size(MEASURED_ROLE, records, None, [])
     newer = [] if compact is None else [record.name for record in written_since(records, compact)]
     store = _Store(records, compact, removed, bool(newer or removed), now, model)
     remedy, advice = _remedy(size, plain, warn_bytes, store)
@@ -152,17 +161,19 @@ def diagnose(
         advice=advice,
         importable=importable or [],
         compact_error=compact_error,
-        hook=None if hook_limit_chars is None else hook_fit(store, warn_bytes, hook_limit_chars),
+        hook=None
+        if hook_limit_chars is None
+        else hook_fit(store, warn_bytes, hook_limit_chars, page_limit_chars),
         next_compact_model=model.label,
         no_model_reason=model.why_none,
     )
 
 
-def hook_fit(store: _Store, warn_bytes: int, limit: int) -> HookFit:
+def hook_fit(store: _Store, warn_bytes: int, limit: int, page_limit: int) -> HookFit:
     """How many records a hook launch shows inline, and the remedies that work if not all."""
     records = store.records
     context = launch_context(Role.BUILDER, records, store.compact, store.removed, warn_bytes)
-    delivery = deliver(context, records, limit)
+    delivery = deliver(context, records, limit, page_limit=page_limit)
     shown = f"A hook launch shows {delivery.listed:,} of {len(records):,} records inline"
     if not delivery.fitted:
         advice = f"{shown}: the whole section fits Claude Code's hook limit ({limit:,} characters)."
@@ -188,7 +199,8 @@ def hook_fit(store: _Store, warn_bytes: int, limit: int) -> HookFit:
         advice = (
             f"{shown} (the section is {delivery.chars:,} characters; Claude Code shows a hook's "
             f"output whole only up to {limit:,}); the rest are named by one line telling the "
-            f"model to call lazy_memory_recall(). To show them all: {'; or '.join(remedies)}."
+            f"model how to read them with lazy_memory_recall(). To show them all: "
+            f"{'; or '.join(remedies)}."
         )
     return HookFit(
         limit_chars=limit,

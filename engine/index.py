@@ -6,7 +6,7 @@ from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import NamedTuple, Protocol, TypeVar
 
-from lazy_memory.engine.records import RecordType
+from lazy_memory.engine.kinds import RecordType
 from lazy_memory.engine.visible import visible_line
 
 

@@ -12,13 +12,13 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from lazy_memory.engine.compact import Compact
 from lazy_memory.engine.context import (
-    OVER_THRESHOLD_LOG,
     LaunchContext,
     Role,
     batched_launch_context,
     launch_context,
     reframed,
     unavailable_context,
+    warnings_of,
 )
 from lazy_memory.engine.delivery import Delivery, deliver
 from lazy_memory.engine.errors import LazyMemoryError, StorageUnavailable
@@ -116,25 +116,27 @@ class LaunchContexts:
 
 
 async def delivery(
-    storage: Storage, role: Role, limit_chars: int | None, warn_bytes: int
+    storage: Storage, role: Role, limit_chars: int | None, warn_bytes: int, page_limit: int
 ) -> Delivery:
     """The section for a channel that shows at most limit_chars whole; never raises.
 
     The same section as a launch context when it fits; else the fitted one (see
-    engine/delivery.py). The store is read once, uncached: this is a launch hook's one
-    question in a process of its own.
+    engine/delivery.py), whose last line names lazy_memory_recall's pages of page_limit
+    characters. The store is read once, uncached: this is a launch hook's one question in a
+    process of its own.
     """
     try:
         state = await injected_state(storage)
     except LazyMemoryError as error:
         logger.error("memory context unavailable: %s", error)
-        return deliver(unavailable_context(role, str(error), warn_bytes), [], limit_chars)
+        context = unavailable_context(role, str(error), warn_bytes)
+        return deliver(context, [], limit_chars, page_limit=page_limit)
     context = launch_context(role, *state[:3], warn_bytes)
     _warn_if_over(context)
-    return deliver(context, state.records, limit_chars)
+    return deliver(context, state.records, limit_chars, page_limit=page_limit)
 
 
 def _warn_if_over(context: LaunchContext) -> None:
     """Log the advisory size line each time a section over it is assembled (every launch)."""
-    if context.over_threshold:
-        logger.warning(OVER_THRESHOLD_LOG)
+    for line in warnings_of(context):
+        logger.warning(line)

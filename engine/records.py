@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import re
 from datetime import datetime
-from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict
 
 from lazy_memory.engine.errors import InvalidRecord
+
+# The kinds are plain enums in kinds.py, which the launch path reads without the models.
+from lazy_memory.engine.kinds import ActorKind as ActorKind
+from lazy_memory.engine.kinds import Operation as Operation
+from lazy_memory.engine.kinds import RecordType as RecordType
 
 # The body limit lives in limits.py, which configuration reads without the models.
 from lazy_memory.engine.limits import MAX_BODY_BYTES as MAX_BODY_BYTES
@@ -20,31 +24,6 @@ from lazy_memory.engine.names import framing_problem, shown_name
 
 DESCRIPTION_MAX_LENGTH = 200
 _LINE_BREAKS = re.compile(r"[\r\n\v\f\x1c-\x1e\x85\u2028\u2029]")
-
-
-class RecordType(StrEnum):
-    """The four kinds of knowledge a record holds."""
-
-    USER = "user"
-    FEEDBACK = "feedback"
-    PROJECT = "project"
-    REFERENCE = "reference"
-
-
-class ActorKind(StrEnum):
-    """Who made a write: a person at the CLI, a builder over RPC/MCP, or the system (imports)."""
-
-    HUMAN = "human"
-    BUILDER = "builder"
-    SYSTEM = "system"
-
-
-class Operation(StrEnum):
-    """What a history entry records."""
-
-    SAVE = "save"
-    REMOVE = "rm"
-    IMPORT = "import"
 
 
 class Actor(BaseModel):

@@ -28,7 +28,7 @@ from lazy_memory.engine.importing import (
     import_plan,
 )
 from lazy_memory.engine.index import IndexEntry, IndexUnavailable
-from lazy_memory.engine.limits import DEFAULT_WARN_BYTES
+from lazy_memory.engine.limits import DEFAULT_WARN_BYTES, TOOL_RESULT_LIMIT_CHARS
 from lazy_memory.engine.moving import MoveReport, move_store
 from lazy_memory.engine.names import by_any_spelling, held_spelling, storable
 from lazy_memory.engine.ports import (
@@ -60,6 +60,7 @@ class MemoryService:
         summarizer: Summarizer | None = None,
         harness: HarnessReader | None = None,
         hook_limit_chars: int | None = None,
+        page_limit_chars: int = TOOL_RESULT_LIMIT_CHARS,
         max_body_bytes: int = MAX_BODY_BYTES,
     ) -> None:
         self.storage = storage
@@ -70,6 +71,9 @@ class MemoryService:
         self.harness = harness
         self.hook_limit_chars = hook_limit_chars
         """What the harness shows of a hook's output whole, for doctor to measure against."""
+        self.page_limit_chars = page_limit_chars
+        """The largest tool result, at which lazy_memory_recall() pages the section: what
+        a section fitted to a limit names as the calls that read it all."""
         self.max_body_bytes = max_body_bytes
         """The largest body an authoring path saves, in UTF-8 bytes; imports keep any size."""
         self._contexts = injected.LaunchContexts()
@@ -193,7 +197,9 @@ class MemoryService:
         engine/delivery.py). The store is read once, uncached: this is a launch hook's one
         question in a process of its own.
         """
-        return await injected.delivery(self.storage, role, limit_chars, self.warn_bytes)
+        return await injected.delivery(
+            self.storage, role, limit_chars, self.warn_bytes, self.page_limit_chars
+        )
 
     async def compact_plan(self, mode: Mode) -> CompactPlan:
         """What a compaction in mode would do, to show the user before any model call."""
@@ -239,6 +245,7 @@ class MemoryService:
             compact_error=compact_error,
             hook_limit_chars=self.hook_limit_chars,
             model=model_plan(self.summarizer),
+            page_limit_chars=self.page_limit_chars,
         )
 
     async def import_memory(

@@ -18,6 +18,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from lazy_memory.engine.context import Role
+from lazy_memory.engine.delivery import RECALL_PAGE
 from lazy_memory.engine.delivery import page as page_of
 from lazy_memory.engine.errors import InvalidRecord, LazyMemoryError
 from lazy_memory.engine.index import shown_description
@@ -71,9 +72,7 @@ class McpTools:
         # Models often fill an optional string with "" rather than leaving it out.
         if not name:
             section = (await self.service.context(self._role)).text
-            shown, total = page_of(
-                section, self._page_limit, "lazy_memory_recall(page={page})", page
-            )
+            shown, total = page_of(section, self._page_limit, RECALL_PAGE, page)
             if shown is None:
                 raise InvalidRecord(f"there is no page {page}: the index has {total}")
             # Text only: a structured copy is what Claude Code would show, and it is larger.

@@ -122,12 +122,12 @@ async def _history(service: MemoryService, params: HistoryParams) -> HistoryResu
 async def _context(service: MemoryService, params: ContextParams) -> ContextPage:
     context = await service.context(params.role)
     if params.page is None:
-        return ContextPage(**dict(context))
+        return ContextPage(**context._asdict())
     text, count = page(context.text, params.page_chars, CONTEXT_NEXT_PAGE, params.page)
     if text is None:
         raise InvalidRecord(f"there is no page {params.page}: the section has {count}")
     update = {"text": text, "page": params.page, "pages": count}
-    return ContextPage(**{**dict(context), **update})
+    return ContextPage(**{**context._asdict(), **update})
 
 
 async def _compact(service: MemoryService, params: CompactParams) -> CompactResult:

@@ -12,7 +12,7 @@ from pydantic import BaseModel, Field, StrictBool, model_validator
 
 from lazy_memory.engine.compacting import CompactStatus
 from lazy_memory.engine.compaction import CompactOutcome, Mode
-from lazy_memory.engine.context import LaunchContext, Role
+from lazy_memory.engine.context import Role
 from lazy_memory.engine.index import IndexUnavailable
 from lazy_memory.engine.records import HistoryEntry, Record
 from lazy_memory.engine.search_model import DEFAULT_LIMIT, MAX_LIMIT, SearchHit
@@ -101,9 +101,19 @@ class ContextParams(Params):
     page_chars: int = Field(default=DEFAULT_CONTEXT_PAGE_CHARS, ge=1000)
 
 
-class ContextPage(LaunchContext):
-    """The section, or with `page` one page of it (cut at line ends), and how many there are."""
+class ContextPage(BaseModel):
+    """The section, or with `page` one page of it (cut at line ends), and how many there are:
+    the engine's LaunchContext (its fields, in its order) and the page."""
 
+    role: Role
+    text: str
+    bytes: int
+    warn_bytes: int
+    over_threshold: bool
+    available: bool
+    compacted: bool
+    error: str | None = None
+    """Why the store could not be read, when it could not (available is then False)."""
     page: int = 1
     pages: int = 1
 

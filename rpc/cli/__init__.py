@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from lazy_memory.engine.errors import (
@@ -21,7 +22,6 @@ from lazy_memory.engine.errors import (
 
 if TYPE_CHECKING:
     import argparse
-    from collections.abc import Sequence
 
 HOOK_WORDS = ("memory", "context", "--hook")
 """The SessionStart hook's arguments, as `lazy init --claude-code` writes them."""
@@ -76,11 +76,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the `lazy` command line and return its exit status."""
     given = list(sys.argv[1:] if argv is None else argv)
     if tuple(given) == HOOK_WORDS:
-        # Every session start runs it: when the store is as the last one left it, the kept
-        # section is shown before a parser, asyncio or a model is imported.
-        from lazy_memory.rpc.cli.context import kept_hook
+        # Every session start runs it: on a SQLite or files store it answers before a parser,
+        # asyncio or a model is imported (the kept section, or the store's plain rows).
+        from lazy_memory.rpc.cli.hook import light_hook
 
-        if kept_hook():
+        if light_hook():
             return 0
     if tuple(given) == MCP_WORDS:
         # The harness waits for its answer to `initialize` and `tools/list` (or, in `claude -p`,

@@ -91,11 +91,9 @@ async def run_launch(arguments: argparse.Namespace) -> int:
         *arguments.arguments,
     ]
     if arguments.print_command:
-        _print_command(
-            arguments, command, environment, prompt_file, delivery.model_dump(mode="json")
-        )
+        _print_command(arguments, command, environment, prompt_file, delivery.as_json())
         return 0
-    record_launch(settings.data_dir, "launch", delivery.model_dump(mode="json"))
+    record_launch(settings.data_dir, "launch", delivery.as_json())
     try:
         return _run(command, {**os.environ, **environment})
     finally:

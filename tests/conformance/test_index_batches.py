@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from lazy_memory.adapters import files, sqlite_tables
+from lazy_memory.adapters import files_index, sqlite_index
 from lazy_memory.engine.index import IndexEntry
 from lazy_memory.engine.ports import IndexBatches, Storage, fold_index
 from lazy_memory.engine.records import Actor, ActorKind, RecordContent, RecordType
@@ -20,8 +20,8 @@ NAMES = ["echo", "alpha", "delta", "foxtrot", "bravo", "charlie"]
 @pytest.fixture(autouse=True)
 def small_batches(monkeypatch: pytest.MonkeyPatch) -> None:
     """Batches of two, so five live records cross two batch boundaries."""
-    monkeypatch.setattr(sqlite_tables, "INDEX_BATCH", 2)
-    monkeypatch.setattr(files, "_INDEX_BATCH", 2)
+    monkeypatch.setattr(sqlite_index, "INDEX_BATCH", 2)
+    monkeypatch.setattr(files_index, "INDEX_BATCH", 2)
 
 
 async def filled(storage: Storage) -> Storage:

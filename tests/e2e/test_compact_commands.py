@@ -45,14 +45,16 @@ def test_context_prints_the_section_and_json_adds_its_size(
     lazy: Lazy, records: list[Record]
 ) -> None:
     printed = lazy("memory", "context", "--role", "agent")
-    measured = json.loads(lazy("memory", "context", "--role", "builder", "--json").stdout)
+    measured = json.loads(lazy("memory", "context", "--role", "agent", "--json").stdout)
+    builder = json.loads(lazy("memory", "context", "--role", "builder", "--json").stdout)
 
     assert printed.stdout.startswith("# Project memory\n")
     assert f"- {records[0].name} ({records[0].type}):" in printed.stdout
+    assert measured["text"] == printed.stdout
     assert measured["bytes"] == len(printed.stdout.encode("utf-8"))
     assert measured["warn_bytes"] == 4096
-    assert measured["over_threshold"] is True
-    assert measured["text"].endswith("run `lazy doctor` to see why and what helps.)\n")
+    assert measured["over_threshold"] is builder["over_threshold"] is True
+    assert builder["text"].endswith("run `lazy doctor` to see why and what helps.)\n")
 
 
 def test_auto_compaction_uses_the_model_and_repairs_what_it_omits(

@@ -1,9 +1,10 @@
-"""The hook shows the section the last one kept while the store is as it left it, and only then.
+"""The hook shows the section the last one of its role kept while the store is as it left it,
+and only then.
 
-A builder's hook keeps the section it rendered beside a SQLite or files store
-(adapters/launch_cache.py); the next one shows it without importing the engine. What it shows
-must be what rendering would show, byte for byte on stdout and stderr, and any change to the
-store, its settings or the session's role must render anew.
+A builder's hook and an agent's each keep the section they rendered beside a SQLite or files
+store (adapters/launch_cache.py); the next one of the role shows it without reading the store.
+What it shows must be what rendering would show, byte for byte on stdout and stderr, and any
+change to the store, its settings or the session's role must render anew.
 """
 
 from __future__ import annotations
@@ -18,7 +19,8 @@ import pytest
 
 from tests.e2e.conftest import Lazy
 
-KEPT = "launch-cache.json"
+KEPT = "launch-cache-builder.json"
+KEPT_BY_AGENT = "launch-cache-agent.json"
 HOOK = ("memory", "context", "--hook")
 OVER = "Injected memory context is over the advisory size threshold. Run lazy doctor for details."
 
@@ -70,21 +72,44 @@ def imports_of_a_hook(project: Path) -> set[str]:
     }
 
 
-def test_a_kept_section_is_what_rendering_shows_and_imports_no_engine(
-    lazy: Lazy, project: Path, isolated_environment: Path, backend: str
+@pytest.mark.parametrize(
+    ("session", "kept_in"),
+    [
+        ({}, KEPT),
+        ({"LAZY_TASK_ID": ""}, KEPT_BY_AGENT),  # an empty task id is an agent too
+        ({"LAZY_ROLE": "agent"}, KEPT_BY_AGENT),
+    ],
+    ids=["builder", "agent-with-a-task-id", "agent-by-role"],
+)
+def test_a_kept_section_is_what_rendering_shows_and_reads_no_store(
+    lazy: Lazy,
+    project: Path,
+    isolated_environment: Path,
+    backend: str,
+    monkeypatch: pytest.MonkeyPatch,
+    session: dict[str, str],
+    kept_in: str,
 ) -> None:
     (project / "lazy.toml").write_text("[memory]\nwarn_bytes = 500\n")
     seeded(lazy, 30)  # over warn_bytes: the warning is said every time
+    for variable, value in session.items():
+        monkeypatch.setenv(variable, value)
     rendered = hook(lazy)
-    assert (isolated_environment / KEPT).is_file()
+    assert (isolated_environment / kept_in).is_file()
     kept = hook(lazy)
 
     assert (kept.stdout, kept.stderr) == (rendered.stdout, rendered.stderr)
+    assert (
+        kept.stdout == lazy("memory", "context", "--role", "agent" if session else "builder").stdout
+    )
     assert OVER in kept.stderr
+    # The launch log is the builder's (and a launcher's); an agent's process writes none.
+    log = isolated_environment / "launches.jsonl"
+    assert len(log.read_text().splitlines() if log.exists() else []) == (
+        0 if "LAZY_TASK_ID" in session else 2
+    )
     modules = imports_of_a_hook(project)
     assert not {"pydantic", "asyncio", "sqlite3", "lazy_memory.engine.context"} & modules
-    entries = (isolated_environment / "launches.jsonl").read_text().splitlines()
-    assert [json.loads(line)["channel"] for line in entries][-3:] == ["hook"] * 3
 
 
 def test_every_change_to_the_store_renders_anew(
@@ -132,9 +157,10 @@ def test_settings_and_roles_render_anew(
 
     kept_before = (isolated_environment / KEPT).read_bytes()
     agent = hook(lazy, {"LAZY_TASK_ID": "t-1"})
-    # The agent's own section, rendered: never the builder's kept one.
+    # The agent's own section, rendered: never the builder's kept one, which stays as it was.
     assert agent.stdout == lazy("memory", "context", "--role", "agent").stdout
-    assert (isolated_environment / KEPT).read_bytes() == kept_before  # agents write nothing
+    assert (isolated_environment / KEPT).read_bytes() == kept_before
+    assert json.loads((isolated_environment / KEPT_BY_AGENT).read_text())["text"] == agent.stdout
 
 
 def test_a_damaged_kept_section_is_rendered_anew(

@@ -7,6 +7,7 @@ empty-store section) and says why on stderr; a store that can be read prints its
 from __future__ import annotations
 
 import json
+import os
 import socket
 import sqlite3
 import subprocess
@@ -267,3 +268,19 @@ def test_a_store_whose_write_lock_is_held_prints_its_index(lazy: Lazy, data_dir:
     assert time.monotonic() - started < 10
     assert result.returncode == 0
     assert "- deploy (project): How we deploy\n" in result.stdout
+
+
+def test_a_store_that_hangs_the_light_render_gives_the_marker_in_time(
+    lazy: Lazy, project: Path, data_dir: Path
+) -> None:
+    # A history that is a pipe with no writer: opening it blocks, as a hung mount would. The
+    # hook reads a files store without the engine, and is bounded all the same.
+    (project / "lazy.toml").write_text("[claude_code]\nhook_timeout_seconds = 1\n")
+    data_dir.mkdir()
+    os.mkfifo(data_dir / "memory-history.json")
+    started = time.monotonic()
+
+    result = hook(lazy, {"LAZY_STORAGE": "files"})
+
+    assert time.monotonic() - started < 10
+    assert_marker(result, "the store did not answer within 1 s")

@@ -1,18 +1,21 @@
 """One renderer: hook, `lazy memory context`, the engine and MCP recall give the same section.
 
-Byte for byte, for both roles, for a store with records and for one that cannot be read; and
-the engine's methods page what is too large for one answer.
+Byte for byte, for both roles (each with its own preamble), for a store with records, with a
+compact and for one that cannot be read; the engine's methods page what is too large for one
+answer; and the hook's closing line names the pages recall then gives, no more and no fewer.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 from pathlib import Path
 
 import pytest
 from mcp.types import TextContent
 
+from lazy_memory.engine.context import COMPACT_PREAMBLES, PREAMBLES, Role
 from tests.e2e.conftest import Lazy
 from tests.e2e.jsonrpc import RawClient
 from tests.e2e.test_mcp import Connect, connect  # noqa: F401  (the fixture)
@@ -52,18 +55,24 @@ def hook(lazy: Lazy, **environment: str) -> subprocess.CompletedProcess[str]:
     return lazy("memory", "context", "--hook", environment=environment)
 
 
-@pytest.mark.parametrize("broken", [False, True], ids=["records", "unreadable"])
+@pytest.mark.parametrize("state", ["records", "compacted", "unreadable"])
 async def test_every_way_in_gives_the_same_section_for_each_role(
     lazy: Lazy,
     connect: Connect,  # noqa: F811
     tmp_path: Path,
     project: Path,
     isolated_environment: Path,
-    broken: bool,
+    state: str,
 ) -> None:
     (project / "lazy.toml").write_text("[memory]\nwarn_bytes = 100\n", encoding="utf-8")
     lazy("memory", "save", "deploy", "-t", "project", "-d", "How we deploy", "--body", "b")
     lazy("memory", "save", "style", "-t", "feedback", "-d", "Small modules", "--body", "b")
+    broken = state == "unreadable"
+    if state == "compacted":
+        for number in range(12):  # enough lines for the mechanical compact to be the smaller
+            lazy("memory", "save", f"n-{number}", "-t", "project", "-d", f"note {number}")
+        assert lazy("memory", "compact", "--mechanical").returncode == 0
+        lazy("memory", "save", "newer", "-t", "user", "-d", "Written since", "--body", "b")
     if broken:
         break_store(isolated_environment)
     agent = {"LAZY_TASK_ID": "t-1"}
@@ -86,10 +95,18 @@ async def test_every_way_in_gives_the_same_section_for_each_role(
     builder, agent_text = builder_sections["hook"], agent_sections["hook"]
     if broken:
         assert builder.startswith("MEMORY INDEX UNAVAILABLE (")
-    else:
-        assert "- deploy (project): How we deploy" in builder
-        assert "lazy doctor" in builder
-        assert "lazy doctor" not in agent_text
+        assert agent_text == builder
+        return
+    preambles = COMPACT_PREAMBLES if state == "compacted" else PREAMBLES
+    assert builder.startswith(preambles[Role.BUILDER] + "\n\n")
+    assert agent_text.startswith(preambles[Role.AGENT] + "\n\n")
+    assert "Save new knowledge with lazy_memory_save" in builder
+    assert "Agents are read-only" in agent_text
+    assert "lazy_memory_save" not in agent_text
+    assert "deploy" in builder
+    assert ("- newer (user): Written since" in builder) is (state == "compacted")
+    assert "lazy doctor" in builder
+    assert "lazy doctor" not in agent_text
 
 
 async def test_the_engine_pages_the_section_the_index_and_search(
@@ -134,3 +151,57 @@ async def test_the_engine_pages_the_section_the_index_and_search(
     assert (index["page"], index["pages"]) == (2, 3)
     assert len(hits["hits"]) == 5
     assert hits["more"] is False
+
+
+@pytest.mark.parametrize(("page_chars", "calls"), [(100_000, 1), (2_000, None)])
+async def test_the_hook_names_the_pages_recall_gives(
+    lazy: Lazy,
+    connect: Connect,  # noqa: F811
+    project: Path,
+    page_chars: int,
+    calls: int | None,
+) -> None:
+    (project / "lazy.toml").write_text(
+        f"[claude_code]\nhook_limit_chars = 1500\ntool_result_limit_chars = {page_chars}\n",
+        encoding="utf-8",
+    )
+    for number in range(40):
+        description = f"what note {number} is about, in a line of its own"
+        lazy("memory", "save", f"note-{number:02d}", "-t", "project", "-d", description)
+
+    closing = next(
+        line for line in hook(lazy).stdout.splitlines() if "records are not listed here" in line
+    )
+    async with connect() as client:
+        if calls == 1:
+            assert "lazy_memory_recall(), which returns every record's line in one call" in closing
+            pages = [await client.call_tool("lazy_memory_recall", {})]
+            beyond = await client.call_tool("lazy_memory_recall", {"page": 2})
+        else:
+            named = re.search(
+                r"in (\d+) calls, lazy_memory_recall\(page=1\) to "
+                r"lazy_memory_recall\(page=(\d+)\),",
+                closing,
+            )
+            assert named is not None, closing
+            count = int(named[1])
+            assert count == int(named[2]) > 1
+            pages = [
+                await client.call_tool("lazy_memory_recall", {"page": number})
+                for number in range(1, count + 1)
+            ]
+            beyond = await client.call_tool("lazy_memory_recall", {"page": count + 1})
+
+    texts = []
+    for result in pages:
+        assert not result.is_error
+        [block] = result.content
+        assert isinstance(block, TextContent)
+        texts.append(block.text)
+    # Every page but the last names the next; the last names none, and there is no next.
+    assert all(
+        f"lazy_memory_recall(page={n + 1}) gives page" in t for n, t in enumerate(texts[:-1], 1)
+    )
+    assert "gives page" not in texts[-1]
+    assert beyond.is_error
+    assert index_names("".join(texts)) == {f"note-{number:02d}" for number in range(40)}

@@ -16,8 +16,8 @@ from typing import Any
 from hypothesis import strategies as st
 
 from lazy_memory.engine.context import (
-    COMPACT_PREAMBLE,
-    PREAMBLE,
+    COMPACT_PREAMBLES,
+    PREAMBLES,
     REMOVED_SINCE,
     UNAVAILABLE,
     WRITTEN_SINCE,
@@ -74,8 +74,8 @@ SURROGATES = ("\ud800", "\udfff", "a\udcffb", "\udbff\udbff")
 FRAKTUR = "\U0001d518\U0001d52b\U0001d526\U0001d520\U0001d52c\U0001d521\U0001d522"
 UNICODE = ("💥", FRAKTUR, "ǅ", "İ", "e\u0301", "ß", "ﬃ", "日本語", "العربية", "\u0000\u0301")
 FRAMING = (
-    PREAMBLE,
-    COMPACT_PREAMBLE,
+    *PREAMBLES.values(),
+    *COMPACT_PREAMBLES.values(),
     UNAVAILABLE,
     "MEMORY INDEX UNAVAILABLE (disk on fire)",
     WRITTEN_SINCE,

@@ -1,7 +1,7 @@
 """Reading a launch's memory section back, the way a model reads it: line by line.
 
-The parser knows only the frame the renderer promises (docs/architecture.md, Injection): the
-preamble, one `- name (type): description` line per record, and with a compact the summary,
+The parser knows only the frame the renderer promises (docs/architecture.md, Injection): a
+role's preamble, one `- name (type): description` line per record, and with a compact the summary,
 the "Written since" lines and the "Removed since" names. Whatever a record holds, it must
 come back as exactly the record that was saved, and every other line must be the renderer's
 own.
@@ -10,9 +10,16 @@ own.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from lazy_memory.engine.context import EMPTY, PREAMBLE, REMOVED_SINCE, WRITTEN_SINCE
+from lazy_memory.engine.context import (
+    COMPACT_PREAMBLES,
+    EMPTY,
+    PREAMBLES,
+    REMOVED_SINCE,
+    WRITTEN_SINCE,
+)
 from lazy_memory.engine.records import RecordType
 from lazy_memory.engine.visible import visible_line
 
@@ -47,11 +54,11 @@ class FramingBroken(AssertionError):
 
 
 def parse_plain(text: str) -> Section:
-    """A section without a compact: the preamble, a blank line, then one line per record."""
+    """A section without a compact: a role's preamble, a blank line, one line per record."""
     lines = _lines(text)
-    preamble = PREAMBLE.split("\n")
-    if lines[: len(preamble)] != preamble or lines[len(preamble)] != "":
-        raise FramingBroken(f"the section does not open with the preamble: {lines[:4]!r}")
+    preamble = _opening(lines, PREAMBLES.values())
+    if preamble is None or lines[len(preamble)] != "":
+        raise FramingBroken(f"the section does not open with a preamble: {lines[:4]!r}")
     section = Section(preamble=preamble)
     rest = lines[len(preamble) + 1 :]
     if rest == [EMPTY]:
@@ -61,13 +68,15 @@ def parse_plain(text: str) -> Section:
     return section
 
 
-def parse_compacted(text: str, preamble: str, summary: str) -> Section:
-    """A section with a compact: its preamble and summary, then what is newer and removed."""
+def parse_compacted(text: str, summary: str) -> Section:
+    """A section with a compact: a role's compact preamble and the compact's summary, then
+    what is newer and removed."""
     lines = _lines(text)
-    head = [*preamble.split("\n"), "", *summary.rstrip("\n").split("\n")]
-    if lines[: len(head)] != head:
-        raise FramingBroken("the section does not open with the compact's preamble and summary")
-    section = Section(preamble=preamble.split("\n"), summary=summary.split("\n"))
+    preamble = _opening(lines, COMPACT_PREAMBLES.values()) or []
+    head = [*preamble, "", *summary.rstrip("\n").split("\n")]
+    if not preamble or lines[: len(head)] != head:
+        raise FramingBroken("the section does not open with a compact preamble and the summary")
+    section = Section(preamble=preamble, summary=summary.split("\n"))
     rest = lines[len(head) :]
     if rest[:2] == ["", WRITTEN_SINCE]:
         rest = rest[2:]
@@ -80,6 +89,15 @@ def parse_compacted(text: str, preamble: str, summary: str) -> Section:
     if rest:
         raise FramingBroken(f"lines the renderer does not write: {rest[:3]!r}")
     return section
+
+
+def _opening(lines: list[str], preambles: Iterable[str]) -> list[str] | None:
+    """The lines of the preamble among preambles that lines open with, if one does."""
+    for preamble in preambles:
+        head = preamble.split("\n")
+        if lines[: len(head)] == head:
+            return head
+    return None
 
 
 def record_line(line: str) -> IndexLine:

@@ -10,9 +10,10 @@ data directory, HOME, the harness's memory, a migration's target) has the same k
 and bytes, and no entry came or went. The same writes made by a builder do write, so the
 arguments are real writes.
 
-One file may change for a command that is not refused: the launch log, which the SessionStart
-hook and `lazy launch` append to for every launch, an agent's too (tests/e2e/test_launch_hook.py);
-here it may only have grown by that one line.
+One file may come or change for a command that is not refused: the section the SessionStart
+hook keeps for the next launch of an agent (`launch-cache-agent.json`, adapters/launch_cache.py),
+derived data and no record, the launch's own cache (tests/e2e/test_launch_cache.py). An agent
+does not even log its launch.
 """
 
 from __future__ import annotations
@@ -65,6 +66,9 @@ from tests.reliability.write_paths import (
 )
 
 HEADING = "agent write paths"
+HOOK = ["memory", "context", "--hook"]
+KEPT_BY_AN_AGENT = "launch-cache-agent.json"
+"""The one file an agent's command may leave behind: the hook's section, kept for the next."""
 TASK_IDS = ["", "t-1"]
 """LAZY_TASK_ID as an agent's environment sets it: empty, and a real task."""
 
@@ -143,6 +147,9 @@ def test_an_agent_writes_nothing_through_any_cli_command(
             assert agent_name(task_id) in done.stderr, (arguments, done.stderr)
         else:
             assert done.returncode == 0, (arguments, done.stderr)
+        if arguments == HOOK:
+            kept = str((scene.data_dir / KEPT_BY_AN_AGENT).relative_to(scene.root))
+            before, after = ({p: v for p, v in t.items() if p != kept} for t in (before, after))
         # The launch hook and the launcher included: an agent does not even log its launch.
         assert after == before, (arguments, changes(before, after))
     assert list(socket_directory.iterdir()) == []

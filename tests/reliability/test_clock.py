@@ -94,7 +94,7 @@ async def test_writes_stamped_before_the_compact_still_read_as_newer(
         assert record.updated_at < compact.generated_at
     assert same_time.updated_at == compact.generated_at
     context = await service.context(Role.AGENT)
-    section = parse_compacted(context.text, compact.preamble, compact.summary)
+    section = parse_compacted(context.text, compact.summary)
     assert section.written_since == index_lines([created, updated, same_time])
     assert section.removed_since == ["note-1"]
     status = await service.compact_status()
@@ -121,14 +121,10 @@ async def test_a_record_removed_then_saved_again_reads_as_new(storage: Storage) 
         "note-3", type=before.type, description=before.description, body=before.body
     )
 
-    assert parse_compacted(removed.text, compact.preamble, compact.summary).removed_since == [
-        "note-3"
-    ]
+    assert parse_compacted(removed.text, compact.summary).removed_since == ["note-3"]
     # Identical content, but a new revision: the compact covered revision 1, this is 3.
     assert (before.revision, revived.revision) == (1, 3)
-    section = parse_compacted(
-        (await service.context(Role.AGENT)).text, compact.preamble, compact.summary
-    )
+    section = parse_compacted((await service.context(Role.AGENT)).text, compact.summary)
     assert section.written_since == index_lines([revived])
     assert section.removed_since == []
     entries = await service.history("note-3")
@@ -143,9 +139,7 @@ async def test_a_record_removed_then_saved_again_reads_as_new(storage: Storage) 
     recompacted = (await service.compact(Mode.MECHANICAL)).compact
     assert recompacted.watermark["note-3"] == 3
     await service.remove("note-3")
-    section = parse_compacted(
-        (await service.context(Role.AGENT)).text, recompacted.preamble, recompacted.summary
-    )
+    section = parse_compacted((await service.context(Role.AGENT)).text, recompacted.summary)
     assert (section.written_since, section.removed_since) == ([], ["note-3"])
 
 
@@ -248,7 +242,7 @@ async def check_section(service: MemoryService, model: Model) -> None:
     if model.compact is None or model.watermark is None:
         assert parse_plain(text).records == index_lines(records)
         return
-    section = parse_compacted(text, model.compact.preamble, model.compact.summary)
+    section = parse_compacted(text, model.compact.summary)
     newer = [r for r in records if model.watermark.get(r.name) != r.revision]
     assert section.written_since == index_lines(newer)
     assert section.removed_since == sorted(set(model.watermark) - set(model.live))

@@ -30,7 +30,7 @@ from mcp.types import TextContent
 
 from lazy_memory.adapters.sqlite import SqliteStorage
 from lazy_memory.engine.compact import Compact
-from lazy_memory.engine.context import COMPACT_PREAMBLE, REMOVED_SINCE
+from lazy_memory.engine.context import COMPACT_PREAMBLES, MEASURED_ROLE, REMOVED_SINCE
 from lazy_memory.engine.records import Actor, ActorKind, Operation, Provenance, RecordContent
 from lazy_memory.engine.records import RecordType as T
 from lazy_memory.engine.references import document_uri
@@ -138,7 +138,7 @@ async def _seed(database: Path, compacted: bool) -> None:
             return
         await storage.put_compact(
             Compact(
-                preamble=COMPACT_PREAMBLE + "\n\x1b]0;compact\x07",
+                preamble=COMPACT_PREAMBLES[MEASURED_ROLE] + "\n\x1b]0;compact\x07",
                 summary=f"## Themes\n- {N_OSC}: \x1b[2J summarized\n- {N_RLO} \u202e\n\x9b31m\r",
                 generator="mechanical\x1b[31m",
                 model="model\u202e",

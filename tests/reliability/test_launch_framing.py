@@ -131,7 +131,7 @@ async def render_and_read_back(
             records = await service.list_records()
             compact = compacted.compact
             context = await service.context(Role.BUILDER)
-            section = parse_compacted(context.text, compact.preamble, compact.summary)
+            section = parse_compacted(context.text, compact.summary)
             newer = [r for r in records if compact.watermark.get(r.name) != r.revision]
             assert section.written_since == index_lines(newer)
             assert section.removed_since == sorted(n for n in removed if n in compact.watermark)

@@ -13,7 +13,7 @@ import argparse
 import asyncio
 from typing import TYPE_CHECKING, Any
 
-from lazy_memory.engine.compaction import COMPACT_PREAMBLE
+from lazy_memory.engine.context import COMPACT_PREAMBLES, MEASURED_ROLE
 from tests.e2e.jsonrpc import RawClient
 
 if TYPE_CHECKING:
@@ -27,7 +27,7 @@ AT = "2026-11-30T12:00:00Z"
 ACTOR = {"kind": "human", "detail": "intruder"}
 PLANTED = {"name": "planted", "type": "project", "description": "planted", "body": "planted"}
 COMPACT = {
-    "preamble": COMPACT_PREAMBLE,
+    "preamble": COMPACT_PREAMBLES[MEASURED_ROLE],
     "summary": "planted summary",
     "generator": "mechanical",
     "generated_at": AT,

@@ -121,10 +121,11 @@ def test_the_reproduction_runs_every_producer_of_the_readmes_then_the_tables() -
     names = [producer.name for producer in reproduce.PRODUCERS]
 
     assert " ".join(names) == (
-        "full quick peers search compaction web container first-turn front-door tables"
+        "full quick peers launch launch-busy search compaction web container first-turn "
+        "front-door tables"
     )
-    assert all(producer.command[0] == sys.executable for producer in reproduce.PRODUCERS[:6])
+    assert all(producer.command[0] == sys.executable for producer in reproduce.PRODUCERS[:8])
     assert reproduce.PRODUCERS[-1].writes is None
-    assert isinstance(reproduce.PRODUCERS[6].unavailable(), str)
-    assert reproduce.PRODUCERS[7].command[1:] == ("-m", "bench", "--first-turn")
-    assert reproduce.PRODUCERS[8].command[1:] == ("-m", "bench", "--front-door")
+    assert isinstance(reproduce.PRODUCERS[8].unavailable(), str)
+    assert reproduce.PRODUCERS[9].command[1:] == ("-m", "bench", "--first-turn")
+    assert reproduce.PRODUCERS[10].command[1:] == ("-m", "bench", "--front-door")

@@ -37,8 +37,10 @@ GROUPS = (
     "lazy/search, p50",
     "mechanical compaction, median",
     "peak RSS of the warm engine, compaction included (VmHWM)",
-    "lazy memory context --hook, warm, whole process, median",
-    "lazy memory context --hook, after a write, whole process, median",
+    "lazy memory context --hook, builder, warm, whole process, median",
+    "lazy memory context --hook, agent, warm, whole process, median",
+    "lazy memory context --hook, builder, after a write, whole process, median",
+    "lazy memory context --hook, agent, after a write, whole process, median",
     "lazy launch claude --print-command, whole process, median",
     "lazy/memory/context after a write, p50",
     "context after a write: cost growth / records growth from 20",
@@ -98,6 +100,31 @@ def test_the_smallest_run_measures_every_group_and_loses_no_save(tmp_path: Path)
     assert len(lost) == len(unacknowledged) == (3 if postgres_missing else 4)
     assert all(m["value"] == 0 for m in lost + unacknowledged)
     assert "verdict" in done.stdout.splitlines()[0]
+
+
+def test_the_launch_run_times_each_role_s_hook_beside_its_floor_with_busy_loops(
+    tmp_path: Path,
+) -> None:
+    report = tmp_path / "launch.json"
+    done = subprocess.run(
+        [sys.executable, "-m", "bench", "--launch", *TINY, "--busy", "1", "--json", str(report)],
+        cwd=REPOSITORY,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    document = json.loads(report.read_text(encoding="utf-8"))
+
+    assert done.returncode in (0, 1), done.stderr
+    assert (document["run"]["launch"], document["run"]["busy_loops"]) == (True, 1)
+    hooks = [m for m in document["measurements"] if m["what"].startswith("lazy memory context")]
+    assert {m["what"] for m in hooks} == {g for g in GROUPS if g.startswith("lazy memory context")}
+    assert {m["backend"] for m in hooks} == {"sqlite", "files"}
+    for hook in hooks:
+        # Each beside the floor runs paired with it; no target at these sizes.
+        assert hook["floor_what"].startswith('python -c "import sqlite3", median of the runs')
+        assert hook["floor"] > 0
+        assert hook["verdict"] == "info"
 
 
 def test_a_miss_says_by_how_much_and_a_pass_says_nothing() -> None:

@@ -16,7 +16,7 @@ import pytest
 
 from lazy_memory.adapters.sqlite import SqliteStorage
 from lazy_memory.engine.compaction import Mode
-from lazy_memory.engine.context import OVER_THRESHOLD_LOG, Role
+from lazy_memory.engine.context import MEASURED_ROLE, OVER_THRESHOLD_LOG, Role
 from lazy_memory.engine.doctor import Diagnosis, Remedy
 from lazy_memory.engine.errors import CompactRejected
 from lazy_memory.engine.service import MemoryService
@@ -124,7 +124,7 @@ async def walk(memory: MemoryService) -> list[Remedy]:
             await assert_compacting_cannot_help(memory, diagnosis)
         await run_remedy(memory, diagnosis)
         if diagnosis.remedy is not Remedy.CURATE:
-            assert (await memory.context(Role.AGENT)).bytes < diagnosis.bytes
+            assert (await memory.context(MEASURED_ROLE)).bytes < diagnosis.bytes
         taken.append(diagnosis.remedy)
     return taken
 
@@ -135,7 +135,7 @@ async def assert_compacting_cannot_help(memory: MemoryService, diagnosis: Diagno
         await memory.compact(Mode.AUTO)
     except CompactRejected:
         return
-    assert (await memory.context(Role.AGENT)).bytes == diagnosis.bytes
+    assert (await memory.context(MEASURED_ROLE)).bytes == diagnosis.bytes
 
 
 @pytest.mark.parametrize(("state", "remedies"), STATES, ids=[s.__name__ for s, _ in STATES])
@@ -175,7 +175,7 @@ async def test_auto_never_replaces_a_small_compact_with_a_bigger_mechanical_one(
 ) -> None:
     await behind_cheaper_than_a_recompact(storage)
     old = await storage.get_compact()
-    injected = (await service(storage).context(Role.AGENT)).bytes
+    injected = (await service(storage).context(MEASURED_ROLE)).bytes
 
     with pytest.raises(CompactRejected) as error:
         await service(storage).compact(Mode.AUTO)

@@ -1,16 +1,20 @@
-"""The launch-context renderer's shortcuts give exactly what the plain rules (§4) give."""
+"""The launch-context renderer's shortcuts give exactly what the plain rules (§4) give, and
+each role's section opens with its own preamble: the session's one instruction about memory."""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from lazy_memory.engine.compact import Compact
 from lazy_memory.engine.context import (
+    COMPACT_PREAMBLES,
     DOCTOR_POINTER,
     EMPTY,
+    PREAMBLES,
     Role,
     assemble,
     assembled_size,
@@ -50,7 +54,8 @@ def test_collapsing_whitespace_is_splitting_and_joining_for_every_kind_of_space(
     assert collapse_whitespace(text) == " ".join(text.split())
 
 
-def test_the_measured_size_is_the_size_of_the_assembled_section() -> None:
+@pytest.mark.parametrize("role", list(Role))
+def test_the_measured_size_is_the_size_of_the_assembled_section(role: Role) -> None:
     for records, compact, removed in [
         ([], None, []),
         (RECORDS, None, []),
@@ -58,20 +63,47 @@ def test_the_measured_size_is_the_size_of_the_assembled_section() -> None:
         (RECORDS, COMPACT, ["gone"]),
         ([], COMPACT, ["gone"]),
     ]:
-        assert assembled_size(records, compact, removed) == size_of(
-            assemble(records, compact, removed)
+        assert assembled_size(role, records, compact, removed) == size_of(
+            assemble(role, records, compact, removed)
         )
 
 
 def test_the_plain_section_is_the_preamble_and_one_line_per_record() -> None:
-    text = assemble(RECORDS, None, [])
+    text = assemble(Role.BUILDER, RECORDS, None, [])
+    assert text.startswith(PREAMBLES[Role.BUILDER] + "\n\n")
     assert text.endswith("\n".join(index_line(record) for record in RECORDS) + "\n")
     assert "- café (user): Prefers tabs and ünïcode ✓\n" in text
-    assert assemble([], None, []).endswith("\n\n" + EMPTY + "\n")
+    assert assemble(Role.AGENT, [], None, []).endswith("\n\n" + EMPTY + "\n")
+
+
+def test_the_builder_is_told_to_save_and_the_agent_that_it_is_read_only() -> None:
+    for preambles in (PREAMBLES, COMPACT_PREAMBLES):
+        builder, agent = preambles[Role.BUILDER], preambles[Role.AGENT]
+        for text in (builder, agent):
+            assert text.startswith("# Project memory\n")
+            assert 'lazy_memory_recall(name="...")' in text
+            assert 'lazy_search(query="in:memories ...")' in text
+            assert "harness's own memory" in text
+        assert "Save new knowledge with lazy_memory_save" in builder
+        assert "lazy_memory_save" not in agent
+        assert "Agents are read-only: save nothing" in agent
+        assert "final summary, for the human or builder to decide" in agent
+    # Paid on every launch: each stays a short paragraph.
+    assert all(len(text) < 450 for text in [*PREAMBLES.values(), *COMPACT_PREAMBLES.values()])
+
+
+@pytest.mark.parametrize("role", list(Role))
+def test_a_compacted_section_opens_with_the_role_s_preamble_never_the_stored_one(
+    role: Role,
+) -> None:
+    section = launch_context(role, RECORDS, COMPACT, ["gone"], 10**9).text
+
+    assert section.startswith(COMPACT_PREAMBLES[role] + "\n\n" + COMPACT.summary)
+    assert COMPACT.preamble not in section
 
 
 def test_the_builders_pointer_is_added_over_the_threshold_and_never_counted() -> None:
-    section = assemble(RECORDS, COMPACT, ["gone"])
+    section = assemble(Role.BUILDER, RECORDS, COMPACT, ["gone"])
     size = size_of(section)
 
     builder = launch_context(Role.BUILDER, RECORDS, COMPACT, ["gone"], warn_bytes=size - 1)
@@ -79,19 +111,26 @@ def test_the_builders_pointer_is_added_over_the_threshold_and_never_counted() ->
     under = launch_context(Role.BUILDER, RECORDS, COMPACT, ["gone"], warn_bytes=size)
 
     assert builder.text == section + DOCTOR_POINTER + "\n"
-    assert agent.text == under.text == section
-    assert builder.bytes == agent.bytes == under.bytes == size
+    assert under.text == section
+    assert agent.text == assemble(Role.AGENT, RECORDS, COMPACT, ["gone"])
+    assert builder.bytes == under.bytes == size
+    assert agent.bytes == size_of(agent.text)
     assert builder.over_threshold
     assert agent.over_threshold
     assert not under.over_threshold
     assert builder.compacted
 
 
-def test_a_context_reframed_for_the_other_role_is_the_one_rendered_for_it() -> None:
-    size = size_of(assemble(RECORDS, None, []))
-    for warn_bytes in (size - 1, size):
-        builder = launch_context(Role.BUILDER, RECORDS, None, [], warn_bytes)
-        agent = launch_context(Role.AGENT, RECORDS, None, [], warn_bytes)
+@pytest.mark.parametrize("compact", [None, COMPACT])
+def test_a_context_reframed_for_the_other_role_is_the_one_rendered_for_it(
+    compact: Compact | None,
+) -> None:
+    removed = [] if compact is None else ["gone"]
+    sizes = [size_of(assemble(role, RECORDS, compact, removed)) for role in Role]
+    # Over or under for both roles, and over for one only (their preambles differ in size).
+    for warn_bytes in sorted({size + step for size in sizes for step in (-1, 0)}):
+        builder = launch_context(Role.BUILDER, RECORDS, compact, removed, warn_bytes)
+        agent = launch_context(Role.AGENT, RECORDS, compact, removed, warn_bytes)
 
         assert reframed(builder, Role.AGENT) == agent
         assert reframed(agent, Role.BUILDER) == builder

@@ -1,4 +1,5 @@
-"""What a channel carries of the section: whole, fitted to a hook's limit, or in pages."""
+"""What a channel carries of the section: whole, fitted to a hook's limit, or in pages; and
+a fitted section's last line, which names the one call or the pages that read the rest."""
 
 from __future__ import annotations
 
@@ -6,19 +7,29 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from bench.corpus import realistic_records
 from lazy_memory.engine.context import (
     DOCTOR_POINTER,
-    PREAMBLE,
+    PREAMBLES,
     Role,
     launch_context,
     unavailable_context,
 )
-from lazy_memory.engine.delivery import deliver, harness_length, pages, priority_order
+from lazy_memory.engine.delivery import (
+    RECALL_PAGE,
+    deliver,
+    harness_length,
+    page_count,
+    pages,
+    priority_order,
+)
 from lazy_memory.engine.index import IndexEntry, index_line
+from lazy_memory.engine.limits import TOOL_RESULT_LIMIT_CHARS
 from lazy_memory.engine.records import RecordType
 
 START = datetime(2026, 1, 1, tzinfo=UTC)
 TYPES = list(RecordType)
+HOOK_LIMIT = 10_000
 
 
 def entries(
@@ -38,16 +49,27 @@ def entries(
 
 
 def delivered(
-    records: list[IndexEntry], limit: int | None, role: Role = Role.AGENT, warn: int = 10**9
+    records: list[IndexEntry],
+    limit: int | None,
+    role: Role = Role.AGENT,
+    warn: int = 10**9,
+    page_limit: int = TOOL_RESULT_LIMIT_CHARS,
 ):
-    return deliver(launch_context(role, records, None, [], warn), records, limit)
+    context = launch_context(role, records, None, [], warn)
+    return deliver(context, records, limit, page_limit=page_limit)
+
+
+def closing_line(text: str) -> str:
+    """The fitted section's closing line (a builder's doctor pointer comes after it)."""
+    [line] = [line for line in text.splitlines() if "memory records are not listed here" in line]
+    return line
 
 
 def test_a_section_that_fits_is_carried_unchanged() -> None:
     records = entries(20)
     context = launch_context(Role.AGENT, records, None, [], 10**9)
 
-    delivery = deliver(context, records, 10_000)
+    delivery = deliver(context, records, 10_000, page_limit=TOOL_RESULT_LIMIT_CHARS)
 
     assert delivery.text == context.text
     assert (delivery.fitted, delivery.listed, delivery.records) == (False, 20, 20)
@@ -63,7 +85,7 @@ def test_a_section_over_the_limit_lists_whole_lines_in_priority_order_within_it(
 
     assert delivery.fitted
     assert delivery.chars <= 10_000
-    assert delivery.text.startswith(PREAMBLE + "\n\n")
+    assert delivery.text.startswith(PREAMBLES[Role.AGENT] + "\n\n")
     lines = [line for line in delivery.text.splitlines() if line.startswith("- ")]
     assert len(lines) == delivery.listed
     assert 0 < delivery.listed < 300
@@ -74,7 +96,7 @@ def test_a_section_over_the_limit_lists_whole_lines_in_priority_order_within_it(
     closing = delivery.text.rstrip("\n").splitlines()[-1]
     assert closing.startswith(f"({300 - delivery.listed:,} of 300 memory records are not listed")
     assert "10,000 characters" in closing
-    assert "lazy_memory_recall()" in closing
+    assert "lazy_memory_recall(), which returns every record's line in one call" in closing
     assert delivery.newest is not None
     assert delivery.newest.name == "record-0299"
 
@@ -114,13 +136,14 @@ def test_a_builders_fitted_section_keeps_the_doctor_pointer_within_the_limit() -
     delivery = delivered(records, 10_000, role=Role.BUILDER, warn=4096)
 
     assert delivery.chars <= 10_000
+    assert delivery.text.startswith(PREAMBLES[Role.BUILDER] + "\n\n")
     assert delivery.text.endswith(DOCTOR_POINTER + "\n")
 
 
 def test_an_unavailable_marker_with_a_huge_error_still_fits() -> None:
     context = unavailable_context(Role.BUILDER, "x" * 50_000, 4096)
 
-    delivery = deliver(context, [], 10_000)
+    delivery = deliver(context, [], 10_000, page_limit=TOOL_RESULT_LIMIT_CHARS)
 
     assert delivery.chars <= 10_000
     assert delivery.text.startswith("MEMORY INDEX UNAVAILABLE (xxx")
@@ -154,3 +177,73 @@ def test_a_section_within_one_page_is_one_page_unchanged() -> None:
     text = launch_context(Role.AGENT, entries(5), None, [], 10**9).text
 
     assert pages(text, 10_000, "lazy_memory_recall(page={page})") == [text]
+
+
+def one_page_limit(text: str) -> int:
+    """The smallest tool limit at which recall gives text as one page."""
+    limit = harness_length(text)
+    while len(pages(text, limit, RECALL_PAGE)) > 1:
+        limit += 1
+    return limit
+
+
+@pytest.mark.parametrize("role", list(Role))
+def test_the_closing_line_names_one_call_when_the_section_is_one_tool_result(role: Role) -> None:
+    records = entries(300)
+    section = launch_context(role, records, None, [], 4096).text
+    limit = one_page_limit(section)
+
+    delivery = delivered(records, HOOK_LIMIT, role, 4096, page_limit=limit)
+
+    assert len(pages(section, limit, RECALL_PAGE)) == page_count(section, limit, RECALL_PAGE) == 1
+    assert closing_line(delivery.text).endswith(
+        "Read the whole index with lazy_memory_recall(), which returns every record's line in "
+        'one call, or search it with lazy_search(query="in:memories ...").)'
+    )
+
+
+@pytest.mark.parametrize("role", list(Role))
+def test_the_closing_line_names_every_page_when_the_section_is_not_one(role: Role) -> None:
+    records = entries(300)
+    section = launch_context(role, records, None, [], 4096).text
+    limit = one_page_limit(section) - 1  # one character short of one page: two
+    few = max(limit // 3, 1_000)  # a third of that: more pages
+
+    two = delivered(records, HOOK_LIMIT, role, 4096, page_limit=limit)
+    more = delivered(records, HOOK_LIMIT, role, 4096, page_limit=few)
+
+    assert len(pages(section, limit, RECALL_PAGE)) == page_count(section, limit, RECALL_PAGE) == 2
+    assert closing_line(two.text).endswith(
+        "Read the whole index in 2 calls, lazy_memory_recall(page=1) to "
+        'lazy_memory_recall(page=2), or search it with lazy_search(query="in:memories ...").)'
+    )
+    count = len(pages(section, few, RECALL_PAGE))
+    assert count == page_count(section, few, RECALL_PAGE) > 2
+    assert f"in {count} calls, lazy_memory_recall(page=1) to lazy_memory_recall(page={count})," in (
+        closing_line(more.text)
+    )
+    assert "one call" not in two.text + more.text
+    for fitted in (two, more):
+        assert fitted.chars <= HOOK_LIMIT
+        if role == Role.BUILDER:
+            assert fitted.text.endswith(DOCTOR_POINTER + "\n")
+
+
+@pytest.mark.parametrize(("count", "calls"), [(3_000, 1), (5_000, 2)])
+def test_at_the_default_limits_recall_needs_two_pages_at_five_thousand_records(
+    count: int, calls: int
+) -> None:
+    records = [
+        IndexEntry(record.name, record.type, record.description, 1, START + timedelta(minutes=n))
+        for n, record in enumerate(realistic_records(count))
+    ]
+    section = launch_context(Role.BUILDER, records, None, [], 4096).text
+
+    delivery = delivered(records, HOOK_LIMIT, Role.BUILDER, 4096)
+
+    assert len(pages(section, TOOL_RESULT_LIMIT_CHARS, RECALL_PAGE)) == calls
+    closing = closing_line(delivery.text)
+    if calls == 1:
+        assert "lazy_memory_recall(), which returns every record's line in one call" in closing
+    else:
+        assert "in 2 calls, lazy_memory_recall(page=1) to lazy_memory_recall(page=2)," in closing

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from lazy_memory.adapters.sqlite import SqliteStorage
-from lazy_memory.engine.context import DOCTOR_POINTER, Role
+from lazy_memory.engine.context import DOCTOR_POINTER, PREAMBLES, Role
 from lazy_memory.engine.errors import Conflict, InvalidRecord, NotFound, PermissionDenied
 from lazy_memory.engine.identity import Identity
 from lazy_memory.engine.index import IndexEntry
@@ -189,7 +189,9 @@ async def test_the_context_is_assembled_again_only_after_a_write(storage: Sqlite
     first = await service.context(Role.AGENT)
     again = await service.context(Role.BUILDER)
     assert counting.index_reads == 1
-    assert again.text == first.text
+    assert again.text.removeprefix(PREAMBLES[Role.BUILDER]) == first.text.removeprefix(
+        PREAMBLES[Role.AGENT]
+    )
     assert again.role is Role.BUILDER
 
     await service.save("second", type="project", description="the second", body="b")
@@ -251,6 +253,10 @@ async def test_each_role_gets_its_own_framing_from_the_cached_context(
     builder = await service.context(Role.BUILDER)
     agent_again = await service.context(Role.AGENT)
 
-    assert builder.text == agent.text + DOCTOR_POINTER + "\n"
+    assert builder.text.startswith(PREAMBLES[Role.BUILDER])
+    assert agent.text.startswith(PREAMBLES[Role.AGENT])
+    builder_index = builder.text.removeprefix(PREAMBLES[Role.BUILDER])
+    assert builder_index == agent.text.removeprefix(PREAMBLES[Role.AGENT]) + DOCTOR_POINTER + "\n"
     assert agent_again == agent
-    assert builder.bytes == agent.bytes == len(agent.text.encode())
+    assert agent.bytes == len(agent.text.encode())
+    assert builder.bytes == len(builder.text.removesuffix(DOCTOR_POINTER + "\n").encode())

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from lazy_memory.adapters import sqlite as sqlite_backend
-from lazy_memory.adapters import sqlite_checkpoint, sqlite_tables
+from lazy_memory.adapters import sqlite_checkpoint, sqlite_index, sqlite_tables
 from lazy_memory.adapters.sqlite import SqliteStorage
 from lazy_memory.adapters.sqlite_schema import MIGRATIONS
 from lazy_memory.adapters.sqlite_space import CRISIS_SEGMENTS
@@ -96,9 +96,9 @@ async def test_the_index_reads_never_touch_the_records_table(tmp_path: Path) -> 
 
     with sqlite3.connect(path) as connection:
         for sql in (
-            sqlite_tables.INDEX_QUERY,
+            sqlite_index.INDEX_QUERY,
             sqlite_tables.LIVE_REVISIONS_QUERY,
-            sqlite_tables.REMOVED_QUERY,
+            sqlite_index.REMOVED_QUERY,
         ):
             plan = " ".join(row[3] for row in connection.execute(f"EXPLAIN QUERY PLAN {sql}"))
             assert "COVERING INDEX records_live_index" in plan, (sql, plan)

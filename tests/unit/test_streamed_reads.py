@@ -59,13 +59,13 @@ def test_a_section_assembled_in_batches_is_the_section_of_the_whole(
     warn: int,
 ) -> None:
     records = [record for batch in batches for record in batch]
-    whole = assemble(records, compact, removed)
+    whole = assemble(role, records, compact, removed)
 
     section = batched_launch_context(role, batches, compact, removed, warn)
 
     pointer = DOCTOR_POINTER + "\n" if role == Role.BUILDER and section.over_threshold else ""
     assert section.text == whole + pointer
-    assert section.bytes == assembled_size(records, compact, removed)
+    assert section.bytes == assembled_size(role, records, compact, removed)
     assert section.over_threshold == (section.bytes > warn)
 
 
