@@ -6,7 +6,6 @@ import argparse
 import getpass
 import json
 import os
-import sys
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any
@@ -14,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from lazy_memory.adapters import open_service
 from lazy_memory.adapters.config import load_settings, task_id_from
 from lazy_memory.engine.errors import PermissionDenied
+from lazy_memory.rpc.cli.errors import warn
 
 if TYPE_CHECKING:
     from lazy_memory.engine.identity import Identity
@@ -70,7 +70,7 @@ async def cli_service() -> AsyncIterator[MemoryService]:
     """Open the configured store as the person at the terminal, and close it afterwards."""
     settings = load_settings()
     for warning in settings.warnings:
-        print(f"lazy: warning: {warning}", file=sys.stderr)
+        warn(warning)
     service = await open_service(settings, human_identity(settings.task_id))
     try:
         yield service

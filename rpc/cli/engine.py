@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from lazy_memory.adapters.config import Settings, load_settings
 from lazy_memory.rpc.cli.common import UsageError, common_flags, print_json, refuse_agent
+from lazy_memory.rpc.cli.parsing import add_command_group
 from lazy_memory.rpc.cli.table import output_width, render
 
 if TYPE_CHECKING:
@@ -58,7 +59,7 @@ def add_commands(commands: Any) -> None:
 
     subcommands = engine.add_subparsers(title="commands", metavar="COMMAND", required=False)
     token = subcommands.add_parser("token", help="create, list and revoke the daemon's tokens")
-    tokens = token.add_subparsers(title="commands", metavar="COMMAND", required=True)
+    tokens = add_command_group(token)
     parent = common_flags()
 
     add = tokens.add_parser(

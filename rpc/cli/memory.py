@@ -16,6 +16,7 @@ from lazy_memory.rpc.cli.common import (
     print_json,
     refuse_agent,
 )
+from lazy_memory.rpc.cli.parsing import add_command_group
 from lazy_memory.rpc.cli.table import output_width, render
 
 if TYPE_CHECKING:
@@ -31,7 +32,7 @@ def add_commands(commands: Any) -> None:
     """Add `lazy memory` and its subcommands to the top-level command parser."""
     parent = common_flags()
     group = commands.add_parser("memory", help="read and write memory records")
-    subcommands = group.add_subparsers(title="commands", metavar="COMMAND", required=True)
+    subcommands = add_command_group(group)
 
     listing = subcommands.add_parser("list", parents=[parent], help="the index of live records")
     listing.set_defaults(run=list_records)
