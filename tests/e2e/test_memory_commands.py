@@ -122,15 +122,16 @@ def test_body_from_file_and_from_standard_input(lazy: Lazy, tmp_path: Path) -> N
 
     lazy("memory", "save", "filed", "-t", "project", "-d", "d", "--body-file", str(body_file))
     lazy("memory", "save", "piped", "-t", "project", "-d", "d", "--body-file", "-", input="🧠\n")
-    ignored = lazy("memory", "save", "unasked", "-t", "project", "-d", "d", input="not read")
+    refused = lazy("memory", "save", "unasked", "-t", "project", "-d", "d", input="not read")
 
     def body(name: str) -> str:
         return str(json.loads(lazy("memory", "show", name, "--json").stdout)["body"])
 
     assert body("filed") == "# From a file\n\nwith *markdown*\n"
     assert body("piped") == "🧠\n"
-    assert ignored.returncode == 0, ignored.stderr
-    assert body("unasked") == "", "standard input is read only with --body-file -"
+    assert refused.returncode == 2, "standard input is read only with --body-file -"
+    assert "add --body-file - to save it as the body" in refused.stderr
+    assert lazy("memory", "show", "unasked").returncode == 3
     missing = lazy("memory", "save", "y", "-t", "user", "-d", "d", "--body-file", "/nonexistent")
     assert (missing.returncode, missing.stderr.count("\n")) == (2, 1)
     assert "cannot read --body-file /nonexistent" in missing.stderr
