@@ -8,7 +8,8 @@ gate), so SQLite, files, PostgreSQL and remote stores all answer alike:
 - reviving a removed name keeps what the save leaves out from its last live revision, which
   its tombstone holds, as an update keeps it from the live one;
 - an if_revision that a removed record cannot match says that it is removed, and how to
-  revive it, instead of asking to reload a record no read can show;
+  revive it, instead of asking to reload a record no read can show; so does a read or a
+  removal of a removed record (missing), instead of only "no record named";
 - the description and body rules (200 characters on one line, the body limit) are for what a
   save writes: an imported record's longer description or larger body, carried over as it
   is, never stops a save of a new body or type.
@@ -22,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import SerializerFunctionWrapHandler, model_serializer
 
 from lazy_memory.engine.errors import Conflict, InvalidRecord, NotFound
-from lazy_memory.engine.names import check_writable_name, held_spelling, storable
+from lazy_memory.engine.names import check_writable_name, held_spelling, is_text, storable
 from lazy_memory.engine.records import (
     Actor,
     HistoryEntry,
@@ -86,6 +87,21 @@ def removed_conflict(removal: HistoryEntry, if_revision: int) -> Conflict:
         f"{removal.name!r} is removed (revision {revision} removed it), so if_revision "
         f"{if_revision} cannot match: to revive it, save with if_revision {revision} "
         f"(--if-revision {revision}) or without one"
+    )
+
+
+async def missing(storage: Storage, name: str, error: NotFound) -> NotFound:
+    """error, the NotFound of a read or removal of name; or, when name is a removed record's,
+    one that names the revision that removed it and says that a save revives it."""
+    if not is_text(name):
+        return error
+    removal = await _removal(storage, await held_spelling(name, storage))
+    if removal is None:
+        return error
+    return NotFound(
+        f"no live record named {name!r}: it was removed at revision {removal.revision}; a save "
+        "of that name revives it, keeping what the save leaves out from before the removal",
+        removed_revision=removal.revision,
     )
 
 

@@ -39,15 +39,22 @@ def read_body(
             return _decode(Path(file).read_bytes(), file)
         except OSError as error:
             raise UsageError(f"cannot read --body-file {file}: {error.strerror}") from None
-    if sys.stdin is not None and sys.stdin.isatty():
-        return None if fields_given else _edit(current or "")
-    if sys.stdin is not None and text_waiting(sys.stdin):
+    if opens_editor(text, file, fields_given=fields_given):
+        return _edit(current or "")
+    if sys.stdin is not None and not sys.stdin.isatty() and text_waiting(sys.stdin):
         raise UsageError(
             "standard input holds text, which a save reads only with --body-file -: add "
             "--body-file - to save it as the body, or redirect standard input from /dev/null to "
             "leave it unread; nothing was written"
         )
     return None
+
+
+def opens_editor(text: str | None, file: str | None, *, fields_given: bool) -> bool:
+    """Whether read_body takes the body from $EDITOR: no body given, nor a type or a
+    description, and a terminal on standard input."""
+    given = text is not None or file is not None or fields_given
+    return not given and sys.stdin is not None and sys.stdin.isatty()
 
 
 def text_waiting(stream: IO[str]) -> bool:

@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from lazy_memory.rpc.cli import compact, migrate
-from lazy_memory.rpc.cli.body import read_body
+from lazy_memory.rpc.cli.body import opens_editor, read_body
 from lazy_memory.rpc.cli.common import (
     UsageError,
     cli_service,
@@ -21,6 +21,7 @@ from lazy_memory.rpc.cli.table import output_width, render
 
 if TYPE_CHECKING:
     from lazy_memory.engine.records import HistoryEntry
+    from lazy_memory.engine.service import MemoryService
 
 # Spelled out so that building the parser imports none of the engine's models (pydantic);
 # tests/unit/test_cli.py holds it equal to RecordType.
@@ -153,14 +154,16 @@ async def save_record(arguments: argparse.Namespace) -> int:
     """Create, update or revive a record as the person at the terminal."""
     # Before the store is read and before $EDITOR opens on a body an agent could not save.
     refuse_agent("memory save")
+    fields_given = arguments.type is not None or arguments.description is not None
     async with cli_service() as service:
         current = await service.find(arguments.name)
-        body = read_body(
-            arguments.body,
-            arguments.body_file,
-            None if current is None else current.body,
-            fields_given=arguments.type is not None or arguments.description is not None,
-        )
+        shown = None if current is None else current.body
+        if current is None and opens_editor(
+            arguments.body, arguments.body_file, fields_given=fields_given
+        ):
+            # A removed record's editor starts from the body a revival keeps, not from nothing.
+            shown = await _removed_body(service, arguments.name)
+        body = read_body(arguments.body, arguments.body_file, shown, fields_given=fields_given)
         record = await service.save(
             arguments.name,
             type=arguments.type,
@@ -191,6 +194,18 @@ async def save_record(arguments: argparse.Namespace) -> int:
                 f"{spelled(record.name)}, which it keeps"
             )
     return 0
+
+
+async def _removed_body(service: MemoryService, name: str) -> str | None:
+    """The body of name's last live revision when it is a removed record; else None."""
+    from lazy_memory.engine.errors import NotFound
+    from lazy_memory.engine.saving import tombstone
+
+    try:
+        removal = tombstone(await service.history(name))
+    except NotFound:
+        return None
+    return None if removal is None else removal.body
 
 
 async def remove_record(arguments: argparse.Namespace) -> int:

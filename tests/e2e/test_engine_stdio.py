@@ -90,6 +90,21 @@ async def test_null_params_are_params_left_out(engine: RawClient) -> None:
         assert without_id(null) == without_id(left_out), method
 
 
+async def test_a_removed_record_is_not_found_with_the_revision_that_removed_it(
+    engine: RawClient,
+) -> None:
+    await engine.result("lazy/memory/save", SAVE)
+    await engine.result("lazy/memory/rm", {"name": "deploy-steps"})
+
+    for method in ("lazy/memory/recall", "lazy/memory/rm"):
+        error = (await engine.request(method, {"name": "deploy-steps"}))["error"]
+        assert (error["code"], error["data"]) == (
+            -32010,
+            {"type": "NotFound", "removed_revision": 2},
+        )
+        assert "it was removed at revision 2; a save of that name revives it" in error["message"]
+
+
 async def test_exit_without_shutdown_is_status_one(start_engine: StartEngine) -> None:
     client = await start_engine()
     await client.initialize()

@@ -47,7 +47,17 @@ def test_save_list_show_update_rm_revive_history(lazy: Lazy, backend: str) -> No
     assert removed.returncode == 0
     assert "removed deploy-steps (revision 3)" in removed.stdout
     assert lazy("memory", "list").stdout == ""
-    assert lazy("memory", "show", "deploy-steps").returncode == 3
+    for command in ("show", "rm"):
+        gone = lazy("memory", command, "deploy-steps")
+        assert (gone.returncode, gone.stderr) == (
+            3,
+            "lazy: error: no live record named 'deploy-steps': it was removed at revision 3; a "
+            "save of that name revives it, keeping what the save leaves out from before the "
+            "removal\n",
+        )
+    assert json.loads(lazy("memory", "show", "deploy-steps", "--json").stderr)["error"]["data"] == {
+        "removed_revision": 3
+    }
 
     revived = lazy("memory", "save", "deploy-steps", "-t", "reference", "-d", "Back", "--body", "b")
     assert revived.stdout == "revived deploy-steps (reference), revision 4\n"
@@ -190,6 +200,25 @@ def test_editor_opens_on_the_current_body_in_a_terminal(
     assert finished.returncode == 0, finished.stdout + finished.stderr
     body = json.loads(lazy("memory", "show", "edited", "--json").stdout)["body"]
     assert body == "first line-- seen by editor\n"
+
+
+def test_reviving_in_a_terminal_opens_the_editor_on_the_removed_body(
+    lazy: Lazy, project: Path, tmp_path: Path
+) -> None:
+    require_program("script", "util-linux", SCRIPT_GIVES_A_TTY)
+    lazy("memory", "save", "gone", "-t", "project", "-d", "d", "--body", "the last body")
+    lazy("memory", "rm", "gone")
+    editor = tmp_path / "editor.sh"
+    editor.write_text('#!/bin/sh\nprintf "%s\\n" " and more" >> "$1"\n')
+    editor.chmod(0o755)
+
+    command = "python -m lazy_memory.rpc.cli memory save gone"
+    finished = in_terminal(command, project, EDITOR=str(editor), VISUAL="")
+
+    assert finished.returncode == 0, finished.stdout + finished.stderr
+    assert "revived gone (project), revision 3" in finished.stdout
+    body = json.loads(lazy("memory", "show", "gone", "--json").stdout)["body"]
+    assert body == "the last body and more\n"
 
 
 def test_the_lazy_command_is_installed_and_reports_its_version() -> None:
