@@ -142,6 +142,23 @@ async def test_an_if_revision_a_removed_record_cannot_match_says_how_to_revive_i
     assert (revived.revision, revived.description) == (3, "How we deploy")
 
 
+async def test_an_if_revision_a_name_never_written_cannot_match_is_refused_unwritten(
+    service: MemoryService,
+) -> None:
+    for stale, body in ((1, "b"), (7, None)):  # the whole record, and a save that merges
+        with pytest.raises(Conflict) as refused:
+            await service.save("new", type="user", description="d", body=body, if_revision=stale)
+        assert refused.value.message == (
+            f"'new' has never been written (revision 0), so if_revision {stale} cannot match: "
+            "save with if_revision 0 (--if-revision 0) to create it only while it is new, or "
+            "without one"
+        )
+    assert await service.history() == []
+
+    created = await service.save("new", type="user", description="d", if_revision=0)
+    assert created.revision == 1
+
+
 async def test_a_read_or_removal_of_a_removed_record_names_the_revision_and_the_revival(
     service: MemoryService,
 ) -> None:
