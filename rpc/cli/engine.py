@@ -204,7 +204,7 @@ async def list_tokens(arguments: argparse.Namespace) -> int:
         for token in tokens
     ]
     header = ["ID", "ROLE", "TASK", "CREATED (UTC)", "NAME"]
-    print("\n".join(render(header, rows, output_width()).lines))
+    print("\n".join(render(header, rows, output_width(), elidable=[2]).lines))
     return 0
 
 

@@ -17,7 +17,7 @@ from lazy_memory.rpc.cli.common import (
     refuse_agent,
 )
 from lazy_memory.rpc.cli.parsing import add_command_group
-from lazy_memory.rpc.cli.table import output_width, render
+from lazy_memory.rpc.cli.table import Table, output_width, render
 
 if TYPE_CHECKING:
     from lazy_memory.engine.records import HistoryEntry
@@ -113,14 +113,36 @@ async def list_records(arguments: argparse.Namespace) -> int:
         )
         return 0
     rows = [[visible_line(e.name), e.type.value, shown_description(e.description)] for e in entries]
-    table = render(["NAME", "TYPE", "DESCRIPTION"], rows, output_width())
+    table = render(["NAME", "TYPE", "DESCRIPTION"], rows, output_width(), elidable=[0])
     print("\n".join(table.lines))
     if table.shortened:
-        print(
-            f"\n({table.shortened} description{'s' if table.shortened > 1 else ''} shortened "
-            f"with … to fit {table.width} columns; `lazy memory show NAME` prints it in full)"
-        )
+        print()
+        print(_shortened_note(table))
     return 0
+
+
+def _shortened_note(table: Table) -> str:
+    """What `list` says under a table it cut, wrapped to the width the table fits."""
+    import textwrap
+
+    from lazy_memory.engine.wording import counted
+
+    names, descriptions = (
+        table.shortened_by_column["NAME"],
+        table.shortened_by_column["DESCRIPTION"],
+    )
+    cut = " and ".join(
+        counted(count, noun)
+        for count, noun in ((names, "name"), (descriptions, "description"))
+        if count
+    )
+    where = (
+        "`lazy memory list --json` prints every name whole, `lazy memory show NAME` a record"
+        if names
+        else "`lazy memory show NAME` prints it"
+    )
+    note = f"({cut} shortened with … to fit {table.width} columns; {where} in full)"
+    return textwrap.fill(note, table.width, break_on_hyphens=False)
 
 
 async def show_record(arguments: argparse.Namespace) -> int:
@@ -250,7 +272,7 @@ async def show_history(arguments: argparse.Namespace) -> int:
         for entry in entries
     ]
     header = ["WHEN (UTC)", "NAME", "REV", "OP", "WHO", "DESCRIPTION"]
-    print("\n".join(render(header, rows, output_width()).lines))
+    print("\n".join(render(header, rows, output_width(), elidable=[4, 1]).lines))
     if arguments.name is not None:
         _print_provenance(entries)
     return 0

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from lazy_memory.rpc.cli.table import display_width
 from tests.components import require_program
 from tests.e2e.conftest import Lazy
 
@@ -181,7 +182,33 @@ def test_list_elides_to_the_terminal_width(lazy: Lazy, project: Path) -> None:
     assert lines[1].startswith("wide  project  a description")
     assert len(lines[1]) == 60
     assert lines[1].endswith("…")
-    assert "to fit 60 columns" in lines[-1]
+    assert "to fit 60 columns" in " ".join(lines[3:])
+
+
+@pytest.mark.parametrize("where", ["COLUMNS in a pipe", "a terminal"])
+def test_list_fits_the_width_it_claims(lazy: Lazy, project: Path, where: str) -> None:
+    # At 40 columns `list` printed 54-column rows under a footer that said it fit 40.
+    lazy("memory", "save", "release-checklist-for-mobile", "-t", "reference", "-d", "Every step")
+    lazy("memory", "save", "deploy-steps", "-t", "project", "-d", "How we deploy, step by step")
+
+    if where == "a terminal":
+        require_program("script", "util-linux", SCRIPT_GIVES_A_TTY)
+        shown = in_terminal("stty cols 40; python -m lazy_memory.rpc.cli memory list", project)
+        printed = shown.stdout.replace("\r\n", "\n")
+    else:
+        printed = lazy("memory", "list", environment={"COLUMNS": "40"}).stdout
+
+    lines = printed.splitlines()
+    assert max(display_width(line) for line in lines) == 40, printed
+    assert lines[:3] == [
+        "NAME               TYPE       DESCRIPTI…",
+        "deploy-steps       project    How we de…",
+        "release-checklis…  reference  Every step",
+    ]
+    assert " ".join(lines[4:]) == (
+        "(1 name and 1 description shortened with … to fit 40 columns; `lazy memory list "
+        "--json` prints every name whole, `lazy memory show NAME` a record in full)"
+    )
 
 
 def test_editor_opens_on_the_current_body_in_a_terminal(
