@@ -30,6 +30,7 @@ from lazy_memory.engine.context import Role, assembled_size, launch_context, wri
 from lazy_memory.engine.delivery import deliver, harness_length
 from lazy_memory.engine.index import Indexed
 from lazy_memory.engine.records import Actor, ActorKind
+from lazy_memory.engine.wording import counted
 
 
 class Remedy(StrEnum):
@@ -129,7 +130,7 @@ def hook_fit(
     """How many records a hook launch shows inline, and the remedy that works if not all."""
     context = launch_context(Role.BUILDER, records, compact, removed, warn_bytes)
     delivery = deliver(context, records, limit)
-    shown = f"A hook launch shows {delivery.listed:,} of {len(records):,} records inline"
+    shown = f"A hook launch shows {delivery.listed:,} of {counted(len(records), 'record')} inline"
     if not delivery.fitted:
         advice = f"{shown}: the whole section fits Claude Code's hook limit ({limit:,} characters)."
     else:

@@ -43,6 +43,7 @@ from lazy_memory.engine.records import MAX_BODY_BYTES, HistoryEntry, Record
 from lazy_memory.engine.saving import SavedRecord
 from lazy_memory.engine.search_model import DEFAULT_LIMIT, MAX_LIMIT, SearchHit
 from lazy_memory.engine.search_parser import parse_query
+from lazy_memory.engine.wording import counted
 
 
 class MemoryService:
@@ -115,7 +116,7 @@ class MemoryService:
     ) -> tuple[list[SearchHit], bool]:
         """One page of what query_text finds, best first, and whether more pages follow."""
         if page < 1 or not 1 <= page_size <= MAX_LIMIT:
-            raise InvalidQuery(f"invalid page {page} of {page_size} hits")
+            raise InvalidQuery(f"invalid page {page} of {counted(page_size, 'hit')}")
         skip = (page - 1) * page_size
         hits = await self.storage.search(parse_query(query_text), skip + page_size + 1)
         return hits[skip : skip + page_size], len(hits) > skip + page_size

@@ -1,7 +1,8 @@
 """Counts in what people read: a number and its noun agreeing (`1 record`, `2 records`).
 
 Every message, page and log line that counts something says it through counted(), so none
-says `1 records` or hedges with `record(s)`; tests/unit/test_wording.py holds the code to it.
+says `1 records` or hedges a plural with an `s` in brackets; tests/unit/test_wording.py holds
+the code to it.
 """
 
 from __future__ import annotations

@@ -28,6 +28,7 @@ from lazy_memory.adapters.config import (
     DEFAULT_IDLE_TIMEOUT_SECONDS,
     DEFAULT_MAX_CONNECTIONS,
 )
+from lazy_memory.engine.wording import counted
 from lazy_memory.wire.errors import SERVER_ERROR
 from lazy_memory.wire.framing import FramingError, frame
 
@@ -109,7 +110,8 @@ class GuardedReader:
 
 def at_the_cap(limits: ConnectionLimits) -> str:
     """Why a connection over the cap is refused."""
-    return f"{limits.max_connections} connections open, the limit ([engine] max_connections)"
+    open_now = counted(limits.max_connections, "connection")
+    return f"{open_now} open, the limit ([engine] max_connections)"
 
 
 def see_out(

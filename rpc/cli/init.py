@@ -12,7 +12,13 @@ from lazy_memory.adapters.config import CONFIG_FILE, find_root, load_settings
 from lazy_memory.engine.wording import counted
 from lazy_memory.rpc.cli import init_config
 from lazy_memory.rpc.cli.common import UsageError, cli_service, common_flags, refuse_agent
-from lazy_memory.rpc.cli.importing import IMPORT_HINT, confirm, print_preview, run_import
+from lazy_memory.rpc.cli.importing import (
+    IMPORT_HINT,
+    confirm,
+    print_preview,
+    run_import,
+    these_records,
+)
 
 if TYPE_CHECKING:
     from lazy_memory.adapters.config import Settings
@@ -212,10 +218,11 @@ async def _offer_import(service: MemoryService, answers: Answers, report: Report
         return
     if not answers.yes:
         if not answers.interactive:
-            report.hint(f"Found {count} record(s) in the harness's memory files; {IMPORT_HINT}.")
+            found_there = f"{counted(count, 'record')} in the harness's memory files"
+            report.hint(f"Found {found_there}; {IMPORT_HINT}.")
             return
         print_preview(preview.plan)
-        if not confirm(f"\nImport these {count} records now? [y/N] "):
+        if not confirm(f"\nImport {these_records(count)} now? [y/N] "):
             report.say(f"Nothing imported; {IMPORT_HINT}.")
             return
     # The preview is printed once: above, when it was asked about.

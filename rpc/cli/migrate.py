@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from lazy_memory.adapters import BACKENDS, EMBEDDED_BACKENDS, open_storage
 from lazy_memory.adapters.config import Settings, load_settings
+from lazy_memory.engine.wording import agreeing, counted
 from lazy_memory.rpc.cli.common import UsageError, cli_service, print_json, refuse_agent
 from lazy_memory.rpc.cli.progress import ProgressPrinter
 
@@ -67,9 +68,11 @@ def _print_renamed(report: MoveReport) -> None:
     if not report.renamed:
         return
     print(
-        f"{len(report.renamed)} name(s) break the name rule or are a second spelling of a "
-        f"name and {'would be' if report.dry_run else 'were'} renamed in the target, the "
-        "original kept in each entry's provenance:"
+        f"{counted(len(report.renamed), 'name')} "
+        f"{agreeing(len(report.renamed), 'breaks', 'break')} the name rule or "
+        f"{agreeing(len(report.renamed), 'is', 'are')} a second spelling of a name and "
+        f"{'would be' if report.dry_run else agreeing(len(report.renamed), 'was', 'were')} renamed "
+        "in the target, the original kept in each entry's provenance:"
     )
     for original, derived in report.renamed.items():
         shown = shown_name(original) if name_problem(original) else spelled(original)

@@ -119,3 +119,13 @@ def test_under_json_a_warning_is_a_json_object_too(lazy: Lazy, project: Path) ->
     first, second = failed.stderr.splitlines()
     assert json.loads(first) == warning
     assert json.loads(second)["error"]["type"] == "NotFound"
+
+
+def test_a_count_of_one_is_singular(lazy: Lazy) -> None:
+    lazy("memory", "save", "only", "-t", "user", "-d", "the one record")
+
+    doctor = lazy("doctor").stdout
+
+    assert "bytes for 1 record (advisory size" in doctor
+    assert "A hook launch shows 1 of 1 record inline" in doctor
+    assert "1 records" not in doctor
