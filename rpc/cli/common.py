@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING, Any
 from lazy_memory.adapters import EMBEDDED_BACKENDS, open_service
 from lazy_memory.adapters.config import is_project_root, load_settings, task_id_from
 from lazy_memory.engine.errors import PermissionDenied
-from lazy_memory.rpc.cli.errors import Output, warn
 
 if TYPE_CHECKING:
     from lazy_memory.adapters.config import Settings
@@ -71,6 +70,9 @@ def refuse_agent(command: str) -> None:
 async def cli_service() -> AsyncIterator[MemoryService]:
     """Open the configured store as the person at the terminal, and close it afterwards;
     say where the store is when the command started it (an embedded one's first write)."""
+    # Imported here: the hook's kept path imports this module and reports nothing.
+    from lazy_memory.rpc.cli.errors import warn
+
     settings = load_settings()
     for warning in settings.warnings:
         warn(warning)
@@ -89,6 +91,8 @@ async def cli_service() -> AsyncIterator[MemoryService]:
 def _say_new_store(settings: Settings) -> None:
     """Where the store the command started is; a warning when that is a folder lazy fell back
     on because no project was found around it."""
+    from lazy_memory.rpc.cli.errors import Output, warn
+
     where = settings.data_dir
     if is_project_root(settings.root) or where != settings.root / ".lazy":
         if not Output.as_json:
