@@ -265,8 +265,7 @@ def _not_readable(found: os.stat_result) -> str | None:
     if found.st_nlink > 1:
         return (
             f"a hard link ({counted(found.st_nlink, 'name')} for one file, maybe one outside the "
-            "memory "
-            "directory): only files with a single name are read"
+            "memory directory): only files with a single name are read"
         )
     if found.st_size > MAX_FILE_BYTES:
         return f"{found.st_size:,} bytes, over the {MAX_FILE_BYTES:,}-byte limit of a memory file"

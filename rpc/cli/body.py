@@ -66,10 +66,10 @@ def text_waiting(stream: IO[str]) -> bool:
     """
     try:
         descriptor = stream.fileno()
-        mode = os.fstat(descriptor).st_mode
-        if stat.S_ISREG(mode):
-            return os.fstat(descriptor).st_size > os.lseek(descriptor, 0, os.SEEK_CUR)
-        if not (stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)):
+        status = os.fstat(descriptor)
+        if stat.S_ISREG(status.st_mode):
+            return status.st_size > os.lseek(descriptor, 0, os.SEEK_CUR)
+        if not (stat.S_ISFIFO(status.st_mode) or stat.S_ISSOCK(status.st_mode)):
             return False  # a terminal, /dev/null
         import array
         import fcntl

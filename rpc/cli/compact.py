@@ -158,8 +158,7 @@ def _print_outcome(outcome: CompactOutcome) -> None:
     saved = outcome.bytes_without - outcome.bytes_with
     print(
         f"Wrote the {compact.generator} compact of {counted(outcome.record_count, 'record')}: "
-        "launches "
-        f"inject {outcome.bytes_with:,} bytes instead of {outcome.bytes_without:,} "
+        f"launches inject {outcome.bytes_with:,} bytes instead of {outcome.bytes_without:,} "
         f"({saved * 100 // outcome.bytes_without}% smaller)."
     )
 
@@ -184,9 +183,8 @@ def _print_status(status: CompactStatus) -> None:
         )
     )
     print(
-        f"It covers {counted(status.covered, 'record')}. Launches inject {status.bytes_with:,} "
-        "bytes "
-        f"with it, {status.bytes_without:,} without."
+        f"It covers {counted(status.covered, 'record')}. Launches inject "
+        f"{status.bytes_with:,} bytes with it, {status.bytes_without:,} without."
     )
     print()
     print(visible_text(compact.summary.rstrip("\n")))

@@ -117,11 +117,13 @@ def _report(result: ImportResult) -> None:
     print(f"\nImported {imported}, attributed to system:harness-import.")
     long = result.plan.long_descriptions
     if long:
+        is_, them, they_are = (
+            ("is", "it", "it is") if len(long) == 1 else ("are", "them", "they are")
+        )
         print(
-            f"Hint: {counted(len(long), 'imported description')} "
-            f"{agreeing(len(long), 'is', 'are')} over {DESCRIPTION_MAX_LENGTH} characters (kept "
-            "verbatim, and by every save that leaves them as they are); shorten "
-            f"{agreeing(len(long), 'it', 'them')} with `lazy memory save NAME -d`:"
+            f"Hint: {counted(len(long), 'imported description')} {is_} over "
+            f"{DESCRIPTION_MAX_LENGTH} characters (kept verbatim, and by every save that leaves "
+            f"{them} as {they_are}); shorten {them} with `lazy memory save NAME -d`:"
         )
         for name in long:
             print(f"  {visible_line(name)}")

@@ -6,7 +6,6 @@ import json
 import os
 import stat
 import subprocess
-import sys
 import tomllib
 from pathlib import Path
 
@@ -14,6 +13,7 @@ import pytest
 
 from tests.daemon import add_token, running_daemon
 from tests.e2e.conftest import Lazy
+from tests.e2e.conftest import lazy_in as run
 from tests.postgres import PostgresServer
 
 _databases = iter(range(1, 1000))
@@ -37,19 +37,6 @@ def repository(path: Path, remote: str | None = None) -> Path:
 def untracked(root: Path) -> list[str]:
     """What `git status` shows, every untracked file listed by itself."""
     return git(root, "status", "--porcelain", "--untracked-files=all").splitlines()
-
-
-def run(root: Path, *arguments: str, **environment: str) -> subprocess.CompletedProcess[str]:
-    """`lazy ARGS` in root; stdin closed off, the environment the test's with these on top."""
-    return subprocess.run(
-        [sys.executable, "-m", "lazy_memory.rpc.cli", *arguments],
-        cwd=root,
-        capture_output=True,
-        text=True,
-        stdin=subprocess.DEVNULL,
-        env={**os.environ, **environment},
-        timeout=60,
-    )
 
 
 @pytest.fixture

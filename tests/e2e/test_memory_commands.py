@@ -185,6 +185,14 @@ def test_list_elides_to_the_terminal_width(lazy: Lazy, project: Path) -> None:
     assert "to fit 60 columns" in " ".join(lines[3:])
 
 
+def appending_editor(folder: Path, line: str) -> Path:
+    """An $EDITOR that appends line (and a line break) to the file it is given."""
+    editor = folder / "editor.sh"
+    editor.write_text(f'#!/bin/sh\nprintf "%s\\n" "{line}" >> "$1"\n')
+    editor.chmod(0o755)
+    return editor
+
+
 @pytest.mark.parametrize("where", ["COLUMNS in a pipe", "a terminal"])
 def test_list_fits_the_width_it_claims(lazy: Lazy, project: Path, where: str) -> None:
     # At 40 columns `list` printed 54-column rows under a footer that said it fit 40.
@@ -216,9 +224,7 @@ def test_editor_opens_on_the_current_body_in_a_terminal(
 ) -> None:
     require_program("script", "util-linux", SCRIPT_GIVES_A_TTY)
     lazy("memory", "save", "edited", "-t", "project", "-d", "d", "--body", "first line")
-    editor = tmp_path / "editor.sh"
-    editor.write_text('#!/bin/sh\nprintf "%s\\n" "-- seen by editor" >> "$1"\n')
-    editor.chmod(0o755)
+    editor = appending_editor(tmp_path, "-- seen by editor")
 
     # With a terminal on stdin, save falls through to $EDITOR.
     command = "python -m lazy_memory.rpc.cli memory save edited"
@@ -235,9 +241,7 @@ def test_reviving_in_a_terminal_opens_the_editor_on_the_removed_body(
     require_program("script", "util-linux", SCRIPT_GIVES_A_TTY)
     lazy("memory", "save", "gone", "-t", "project", "-d", "d", "--body", "the last body")
     lazy("memory", "rm", "gone")
-    editor = tmp_path / "editor.sh"
-    editor.write_text('#!/bin/sh\nprintf "%s\\n" " and more" >> "$1"\n')
-    editor.chmod(0o755)
+    editor = appending_editor(tmp_path, " and more")
 
     command = "python -m lazy_memory.rpc.cli memory save gone"
     finished = in_terminal(command, project, EDITOR=str(editor), VISUAL="")

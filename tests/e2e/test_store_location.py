@@ -4,12 +4,12 @@ a command that reads, or a write that writes nothing, starts none."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+
+from tests.e2e.conftest import lazy_in
 
 WARNING = (
     "lazy: warning: started a new store in {data}: no git repository or lazy.toml was found in "
@@ -30,16 +30,8 @@ def folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def run(folder: Path, *arguments: str, backend: str = "sqlite") -> subprocess.CompletedProcess[str]:
-    """`lazy ARGS` in folder, standard input closed off."""
-    return subprocess.run(
-        [sys.executable, "-m", "lazy_memory.rpc.cli", *arguments],
-        cwd=folder,
-        capture_output=True,
-        text=True,
-        stdin=subprocess.DEVNULL,
-        env={**os.environ, "LAZY_STORAGE": backend},
-        timeout=60,
-    )
+    """`lazy ARGS` in folder on backend, standard input closed off."""
+    return lazy_in(folder, *arguments, LAZY_STORAGE=backend)
 
 
 @pytest.mark.parametrize("backend", ["sqlite", "files"])
