@@ -58,7 +58,12 @@ def add_commands(commands: Any) -> None:
     engine.set_defaults(run=run_engine)
 
     subcommands = engine.add_subparsers(title="commands", metavar="COMMAND", required=False)
-    token = subcommands.add_parser("token", help="create, list and revoke the daemon's tokens")
+    token = subcommands.add_parser(
+        "token",
+        help="create, list and revoke the daemon's tokens",
+        description="Create, list and revoke the tokens a daemon (lazy engine --listen) "
+        "identifies its clients by.",
+    )
     tokens = add_command_group(token)
     parent = common_flags()
 

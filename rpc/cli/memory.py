@@ -32,7 +32,12 @@ RECORD_TYPES = ("user", "feedback", "project", "reference")
 def add_commands(commands: Any) -> None:
     """Add `lazy memory` and its subcommands to the top-level command parser."""
     parent = common_flags()
-    group = commands.add_parser("memory", help="read and write memory records")
+    group = commands.add_parser(
+        "memory",
+        help="read and write memory records",
+        description="Read and write the store's records: each has a name, a type, a one-line "
+        "description and a markdown body, and every write is kept in its history.",
+    )
     subcommands = add_command_group(group)
 
     listing = subcommands.add_parser("list", parents=[parent], help="the index of live records")
