@@ -19,6 +19,8 @@ if TYPE_CHECKING:
 
 BACKENDS = ("sqlite", "files", "postgres", "remote")
 """Every storage backend by the name `[storage] backend` and LAZY_STORAGE use."""
+EMBEDDED_BACKENDS = ("sqlite", "files")
+"""The backends whose store is files in the data directory, made by the first write."""
 
 
 async def open_storage(settings: Settings) -> Storage:

@@ -117,9 +117,15 @@ def task_id_from(environ: Mapping[str, str]) -> str | None:
 def find_root(start: Path) -> Path:
     """The nearest ancestor of start (itself included) holding lazy.toml or .git, else start."""
     for directory in (start, *start.parents):
-        if (directory / CONFIG_FILE).exists() or (directory / ".git").exists():
+        if is_project_root(directory):
             return directory
     return start
+
+
+def is_project_root(directory: Path) -> bool:
+    """Whether directory is a project's root: it holds lazy.toml or .git. find_root falls back
+    on a folder that is not when none above it is."""
+    return (directory / CONFIG_FILE).exists() or (directory / ".git").exists()
 
 
 def load_settings(cwd: Path | None = None, environ: Mapping[str, str] | None = None) -> Settings:

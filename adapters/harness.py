@@ -22,6 +22,7 @@ from pathlib import Path
 
 from lazy_memory.adapters.front_matter import parse_memory
 from lazy_memory.engine.importing import HarnessReader, HarnessScan, SkippedFile
+from lazy_memory.engine.wording import counted
 
 # Claude Code cuts longer slugs to this many characters and appends `-` and a hash.
 _SLUG_MAX_LENGTH = 200
@@ -263,8 +264,8 @@ def _not_readable(found: os.stat_result) -> str | None:
         return f"{kind}, not a regular file: only regular files are read"
     if found.st_nlink > 1:
         return (
-            f"a hard link ({found.st_nlink} names for one file, maybe one outside the memory "
-            "directory): only files with a single name are read"
+            f"a hard link ({counted(found.st_nlink, 'name')} for one file, maybe one outside the "
+            "memory directory): only files with a single name are read"
         )
     if found.st_size > MAX_FILE_BYTES:
         return f"{found.st_size:,} bytes, over the {MAX_FILE_BYTES:,}-byte limit of a memory file"

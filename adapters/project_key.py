@@ -5,7 +5,8 @@ folder name must not. So, when lazy.toml names no key, it is guessed from the gi
 (`origin`, else the first one), normalised so that the SSH and HTTPS spellings of one
 repository agree and credentials never appear, plus the project's folder within the
 repository when that is not its top; without a remote, it is the project root's absolute
-path. `lazy init` writes the guess to lazy.toml, where the team can commit it.
+path, which is this checkout's alone (per_checkout). `lazy init` writes a guess from a remote
+to lazy.toml, where the team can commit it; a path it does not write, and says why.
 """
 
 from __future__ import annotations
@@ -35,6 +36,9 @@ class ProjectKey:
     key: str
     source: str
     """`the git remote NAME`, or `the project's path` when there is none."""
+    per_checkout: bool = False
+    """True for a path: another checkout, or a clone on another machine, gets another key, and
+    another project that happens to sit at the same path on another machine gets this one."""
 
 
 def guess_project_key(root: Path) -> ProjectKey:
@@ -45,7 +49,7 @@ def guess_project_key(root: Path) -> ProjectKey:
         prefix = _git(root, "rev-parse", "--show-prefix") or ""
         key = "/".join(part for part in (normalised_remote(url), prefix.strip("/")) if part)
         return ProjectKey(key, f"the git remote {name}")
-    return ProjectKey(str(root.resolve()), "the project's path")
+    return ProjectKey(str(root.resolve()), "the project's path", per_checkout=True)
 
 
 def project_key_warning(settings: Settings) -> str | None:
@@ -53,12 +57,27 @@ def project_key_warning(settings: Settings) -> str | None:
     if settings.backend != "postgres" or settings.project is not None:
         return None
     guess = settings.guessed_project_key
+    if guess.per_checkout:
+        return (
+            f"{CONFIG_FILE} names no [storage] project, and the repository has no git remote to "
+            f"take one from, so this project's key in the postgres store is this checkout's path, "
+            f"{guess.key!r}: another checkout gets another key. {name_the_project(settings)}"
+        )
     return (
         f"{CONFIG_FILE} names no [storage] project, so this project's key in the postgres store "
         f"is guessed from {guess.source}: {guess.key!r}. Write `project = {json.dumps(guess.key)}` "
         f"under [storage] in {CONFIG_FILE} and commit it, so that every checkout uses the same "
         f"key (records saved under another key, such as the folder name {settings.root.name!r} "
         "older versions used, stay under that one)"
+    )
+
+
+def name_the_project(settings: Settings) -> str:
+    """What to do when no key can be guessed that every checkout shares."""
+    example = json.dumps(f"your-team/{settings.root.name}", ensure_ascii=False)
+    return (
+        f"Name the project under [storage] in {CONFIG_FILE}, the same for the whole team "
+        f"(`project = {example}`), and commit it before the store is shared"
     )
 
 

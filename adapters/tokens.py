@@ -107,7 +107,7 @@ class TokenStore:
         if role is TokenRole.AGENT and task is None:
             raise InvalidConfig("an agent token needs a task id: an agent works on one task")
         if role is not TokenRole.AGENT and task is not None:
-            raise InvalidConfig(f"only agent tokens carry a task id, not {role} tokens")
+            raise InvalidConfig(f"a {role} token carries no task id: only agent tokens do")
         secret = SECRET_PREFIX + secrets.token_urlsafe(32)
         with self._locked():
             tokens = self._load()

@@ -145,7 +145,8 @@ async def clear_compact(storage: Storage) -> bool:
         existed = await storage.get_compact() is not None
     except StorageUnavailable:
         existed = True  # an unreadable compact is still one to clear
-    await storage.clear_compact()
+    if existed:  # an empty slot needs no write (and a store not started yet, no start)
+        await storage.clear_compact()
     return existed
 
 

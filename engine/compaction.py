@@ -26,6 +26,7 @@ from lazy_memory.engine.errors import CompactRejected
 from lazy_memory.engine.index import Indexed, IndexedT, index_line, shown_description
 from lazy_memory.engine.records import Actor, RecordType
 from lazy_memory.engine.visible import visible_line
+from lazy_memory.engine.wording import counted
 
 if TYPE_CHECKING:
     from lazy_memory.engine.ports import Summarizer
@@ -122,7 +123,7 @@ def summary_prompt(records: Sequence[Indexed]) -> str:
         "- keep facts, commands and constraints precise; drop filler words;\n"
         "- answer with the summary only, as markdown, with no preamble and no closing remark; "
         "it must be shorter than the index below.\n\n"
-        f"The index ({len(records)} records):\n{index}\n"
+        f"The index ({counted(len(records), 'record')}):\n{index}\n"
     )
 
 

@@ -54,6 +54,7 @@ from lazy_memory.engine.delivery import deliver, harness_length
 from lazy_memory.engine.index import Indexed
 from lazy_memory.engine.limits import TOOL_RESULT_LIMIT_CHARS
 from lazy_memory.engine.records import Actor, ActorKind
+from lazy_memory.engine.wording import counted
 
 
 class Remedy(StrEnum):
@@ -174,7 +175,7 @@ def hook_fit(store: _Store, warn_bytes: int, limit: int, page_limit: int) -> Hoo
     records = store.records
     context = launch_context(Role.BUILDER, records, store.compact, store.removed, warn_bytes)
     delivery = deliver(context, records, limit, page_limit=page_limit)
-    shown = f"A hook launch shows {delivery.listed:,} of {len(records):,} records inline"
+    shown = f"A hook launch shows {delivery.listed:,} of {counted(len(records), 'record')} inline"
     if not delivery.fitted:
         advice = f"{shown}: the whole section fits Claude Code's hook limit ({limit:,} characters)."
     else:

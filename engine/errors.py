@@ -37,6 +37,16 @@ class LazyMemoryError(Exception):
 class NotFound(LazyMemoryError):
     """No live record (or no history) exists under the requested name."""
 
+    def __init__(self, message: str, *, removed_revision: int | None = None) -> None:
+        super().__init__(message)
+        self.removed_revision = removed_revision
+        """The revision that removed the record, when the name is a removed record's."""
+
+    @property
+    def data(self) -> dict[str, object]:
+        """The revision that removed the record, when it was removed."""
+        return {} if self.removed_revision is None else {"removed_revision": self.removed_revision}
+
 
 class InvalidRecord(LazyMemoryError):
     """A record's name, type, description or body breaks a rule of the store."""

@@ -28,6 +28,7 @@ from lazy_memory.engine.errors import Conflict, NotFound
 from lazy_memory.engine.names import derived_name, name_key, name_problem, shown_name
 from lazy_memory.engine.ports import Storage
 from lazy_memory.engine.records import HistoryEntry, Operation, Provenance, RecordContent
+from lazy_memory.engine.wording import agreeing, counted
 
 RENAMED_SOURCE = "lazy memory migrate"
 """The provenance source of a record renamed by a move that had no provenance of its own."""
@@ -121,8 +122,9 @@ def _renamed(history: Sequence[HistoryEntry]) -> dict[str, str]:
     ]
     if clashes:
         raise Conflict(
-            f"the store holds {len(clashes)} name(s) that break the name rule and whose derived "
-            f"name is taken, the first {shown_name(clashes[0])}; nothing was written"
+            f"the store holds {counted(len(clashes), 'name')} that "
+            f"{agreeing(len(clashes), 'breaks', 'break')} the name rule and whose derived name "
+            f"is taken, the first {shown_name(clashes[0])}; nothing was written"
         )
     return renamed
 
@@ -150,8 +152,9 @@ def _check_continues(history: Sequence[HistoryEntry], present: Sequence[HistoryE
             )
     if len(present) > len(history):
         raise Conflict(
-            f"the target already holds a longer history than the source ({len(present)} "
-            f"entries, not {len(history)}); nothing was written"
+            f"the target already holds a longer history than the source "
+            f"({counted(len(present), 'entry', 'entries')}, not {len(history)}); nothing was "
+            "written"
         )
 
 

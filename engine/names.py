@@ -52,6 +52,7 @@ from collections.abc import Awaitable, Callable, Collection
 from typing import TYPE_CHECKING, TypeVar
 
 from lazy_memory.engine.errors import InvalidRecord, NotFound
+from lazy_memory.engine.wording import counted
 
 if TYPE_CHECKING:
     from lazy_memory.engine.ports import Storage
@@ -190,8 +191,9 @@ async def held_spelling(name: str, storage: Storage) -> str:
         return spellings[0]
     listed = ", ".join(spelled(spelling) for spelling in spellings)
     raise InvalidRecord(
-        f"{spelled(name)} is the same name (after Unicode normalisation) as {len(spellings)} "
-        f"records this store holds from before that rule: {listed}; give one exactly"
+        f"{spelled(name)} is the same name (after Unicode normalisation) as "
+        f"{counted(len(spellings), 'record')} this store holds from before that rule: {listed}; "
+        "give one exactly"
     )
 
 

@@ -8,7 +8,9 @@ gate), so SQLite, files, PostgreSQL and remote stores all answer alike:
 - reviving a removed name keeps what the save leaves out from its last live revision, which
   its tombstone holds, as an update keeps it from the live one;
 - an if_revision that a removed record cannot match says that it is removed, and how to
-  revive it, instead of asking to reload a record no read can show;
+  revive it, instead of asking to reload a record no read can show; so does a read or a
+  removal of a removed record (missing), instead of only "no record named"; and one that a
+  name never written cannot match is refused before anything is written;
 - the description and body rules (200 characters on one line, the body limit) are for what a
   save writes: an imported record's longer description or larger body, carried over as it
   is, never stops a save of a new body or type.
@@ -22,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import SerializerFunctionWrapHandler, model_serializer
 
 from lazy_memory.engine.errors import Conflict, InvalidRecord, NotFound
-from lazy_memory.engine.names import check_writable_name, held_spelling, storable
+from lazy_memory.engine.names import check_writable_name, held_spelling, is_text, storable
 from lazy_memory.engine.records import (
     Actor,
     HistoryEntry,
@@ -89,6 +91,21 @@ def removed_conflict(removal: HistoryEntry, if_revision: int) -> Conflict:
     )
 
 
+async def missing(storage: Storage, name: str, error: NotFound) -> NotFound:
+    """error, the NotFound of a read or removal of name; or, when name is a removed record's,
+    one that names the revision that removed it and says that a save revives it."""
+    if not is_text(name):
+        return error
+    removal = await _removal(storage, await held_spelling(name, storage))
+    if removal is None:
+        return error
+    return NotFound(
+        f"no live record named {name!r}: it was removed at revision {removal.revision}; a save "
+        "of that name revives it, keeping what the save leaves out from before the removal",
+        removed_revision=removal.revision,
+    )
+
+
 async def save(
     storage: Storage,
     author: Actor,
@@ -118,6 +135,7 @@ async def save(
     if type is not None and description is not None and body is not None:
         current = await live_record(storage, name)
         base = current or await _removal(storage, name)
+        _check_new(name, base, if_revision)
         content = _authored(name, type, description, body, base, held, max_body_bytes)
         return await _save_content(
             storage, author, clock, content, current, if_revision, if_revision
@@ -128,6 +146,7 @@ async def save(
         if base is None:
             if type is None or description is None:
                 raise InvalidRecord(f"{name!r} is a new record: give it a type and a description")
+            _check_new(name, base, if_revision)
             content = _authored(name, type, description, body or "", None, held, max_body_bytes)
             expected = if_revision
         else:
@@ -149,6 +168,18 @@ async def save(
             if if_revision is not None:
                 raise
     raise Conflict(f"{name!r} kept changing while it was being updated; try again")
+
+
+def _check_new(name: str, base: RecordContent | None, if_revision: int | None) -> None:
+    """Refuse an if_revision that a name never written (base None) cannot match, before
+    anything is written: the write would only find revision 0, and would start a store that
+    does not exist yet for nothing."""
+    if base is None and if_revision not in (None, 0):
+        raise Conflict(
+            f"{name!r} has never been written (revision 0), so if_revision {if_revision} cannot "
+            "match: save with if_revision 0 (--if-revision 0) to create it only while it is "
+            "new, or without one"
+        )
 
 
 async def live_record(storage: Storage, name: str) -> Record | None:

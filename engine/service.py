@@ -43,6 +43,7 @@ from lazy_memory.engine.records import MAX_BODY_BYTES, HistoryEntry, Record
 from lazy_memory.engine.saving import SavedRecord
 from lazy_memory.engine.search_model import DEFAULT_LIMIT, MAX_LIMIT, SearchHit
 from lazy_memory.engine.search_parser import parse_query
+from lazy_memory.engine.wording import counted
 
 logger = logging.getLogger(__name__)
 
@@ -106,13 +107,17 @@ class MemoryService:
             return IndexUnavailable(marker.text, marker.error or "")
 
     async def recall(self, name: str) -> Record:
-        """One live record in full, found by any spelling of its name (engine/names.py)."""
-        return await by_any_spelling(name, self.storage, self.storage.get_record)
+        """One live record in full, found by any spelling of its name (engine/names.py);
+        NotFound says so when the name is a removed record's, and how to revive it."""
+        try:
+            return await by_any_spelling(name, self.storage, self.storage.get_record)
+        except NotFound as error:
+            raise await saving.missing(self.storage, name, error) from None
 
     async def find(self, name: str) -> Record | None:
         """One live record in full, or None when there is none by that name."""
         try:
-            return await self.recall(name)
+            return await by_any_spelling(name, self.storage, self.storage.get_record)
         except NotFound:
             return None
 
@@ -127,7 +132,7 @@ class MemoryService:
     ) -> tuple[list[SearchHit], bool]:
         """One page of what query_text finds, best first, and whether more pages follow."""
         if page < 1 or not 1 <= page_size <= MAX_LIMIT:
-            raise InvalidQuery(f"invalid page {page} of {page_size} hits")
+            raise InvalidQuery(f"invalid page {page} of {counted(page_size, 'hit')}")
         skip = (page - 1) * page_size
         hits = await self.storage.search(parse_query(query_text), skip + page_size + 1)
         return hits[skip : skip + page_size], len(hits) > skip + page_size
@@ -161,12 +166,20 @@ class MemoryService:
         )
 
     async def remove(self, name: str) -> HistoryEntry:
-        """Tombstone a record: it leaves the index, its history stays."""
+        """Tombstone a record: it leaves the index, its history stays.
+
+        The record is read first: a name that is not live is NotFound (saying when it is a
+        removed record's) before anything is written, so a store that does not exist yet is
+        not created by a removal that removes nothing.
+        """
         self._require_writer()
-        actor, at = self.identity.actor, self.clock.now()
-        return await by_any_spelling(
-            name, self.storage, lambda held: self.storage.remove_record(held, actor=actor, at=at)
-        )
+        record = await self.recall(name)
+        try:
+            return await self.storage.remove_record(
+                record.name, actor=self.identity.actor, at=self.clock.now()
+            )
+        except NotFound as error:  # another writer removed it since it was read
+            raise await saving.missing(self.storage, record.name, error) from None
 
     async def history(self, name: str | None = None) -> list[HistoryEntry]:
         """Every write in order, or the writes of one name, by any spelling of it (NotFound

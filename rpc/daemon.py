@@ -26,6 +26,7 @@ from lazy_memory.adapters.tokens import TokenInfo, TokenRole, TokenStore
 from lazy_memory.engine.errors import InvalidConfig, LazyMemoryError, PermissionDenied
 from lazy_memory.engine.identity import Identity
 from lazy_memory.engine.records import Actor, ActorKind
+from lazy_memory.engine.wording import counted
 from lazy_memory.rpc.connection_limits import (
     ConnectionLimits,
     GuardedReader,
@@ -160,7 +161,7 @@ async def serve_daemon(
         try:
             print(f"{READY_PREFIX}{listening}", file=sys.stderr, flush=True)
             await stop.wait()
-            logger.info("stopping: closing %d connection(s)", len(daemon.connections))
+            logger.info("stopping: closing %s", counted(len(daemon.connections), "connection"))
         finally:
             listener.close()
             await daemon.close_all()

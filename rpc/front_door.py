@@ -35,6 +35,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from lazy_memory.engine.errors import StorageUnavailable
+from lazy_memory.engine.wording import counted
 from lazy_memory.rpc.connection_limits import ConnectionLimits, handshake_timed_out, see_out
 from lazy_memory.rpc.listener import peer
 from lazy_memory.rpc.quiet_log import QuietLog
@@ -269,11 +270,8 @@ class FrontDoor:
 
 def at_the_cap(limits: ConnectionLimits) -> str:
     """Why a member over the cap is refused."""
-    count = limits.max_connections
-    return (
-        f"{count} connection{'s' * (count != 1)} with a valid token open, the limit "
-        "([engine] max_connections)"
-    )
+    open_now = counted(limits.max_connections, "connection")
+    return f"{open_now} with a valid token open, the limit ([engine] max_connections)"
 
 
 def made_room(limits: ConnectionLimits) -> str:

@@ -162,8 +162,12 @@ async def serve_tools(
         # Stopped, what runs gets a bounded while; at the end of input every call ends.
         unanswered = await calls.finish(DRAIN_SECONDS if stopping.is_set() else None)
         if unanswered:
+            from lazy_memory.engine.wording import counted
+
             _log().warning(
-                "stopping with %d request(s) unanswered after %g s", unanswered, DRAIN_SECONDS
+                "stopping with %s unanswered after %g s",
+                counted(unanswered, "request"),
+                DRAIN_SECONDS,
             )
     finally:
         stop.cancel()

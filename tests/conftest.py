@@ -42,12 +42,16 @@ _ISOLATED_VARIABLES = (
     "LAZY_LAUNCHED",
     "LAZY_ROLE",
     "LAZY_EDITOR",
+    # The width tables fit (rpc/cli/table.py): pytest-xdist sets it to 80 in its workers, so
+    # a test's output would depend on how the suite was started.
+    "COLUMNS",
 )
 
 
 @pytest.fixture(autouse=True)
 def isolated_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """Point LAZY_DATA at a fresh folder and drop any identity the test runner inherited."""
+    """Point LAZY_DATA at a fresh folder and drop any identity (or width) the test runner
+    inherited."""
     for variable in _ISOLATED_VARIABLES:
         monkeypatch.delenv(variable, raising=False)
     data_dir = tmp_path / "lazy-data"

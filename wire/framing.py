@@ -78,6 +78,10 @@ async def read_messages(
         except (UnicodeDecodeError, json.JSONDecodeError) as error:
             reply_error(None, PARSE_ERROR, f"the message is not valid JSON: {error}")
             continue
+        if isinstance(message, dict) and "method" in message and message.get("params", {}) is None:
+            # `"params": null` is how clients built on older vscode-jsonrpc send LSP's requests
+            # that take none (shutdown, exit): the same as params left out, as LSP reads it.
+            del message["params"]
         problem = _shape_problem(message)
         if problem:
             message_id = message.get("id") if isinstance(message, dict) else None

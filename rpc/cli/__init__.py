@@ -1,4 +1,5 @@
-"""The `lazy` command: argument parsing, dispatch, and the one place errors become exit codes."""
+"""The `lazy` command: argument parsing, dispatch, and the one place errors become exit codes
+(rpc/cli/errors.py says them)."""
 
 from __future__ import annotations
 
@@ -6,19 +7,6 @@ import os
 import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
-
-from lazy_memory.engine.errors import (
-    CompactRejected,
-    Conflict,
-    InvalidConfig,
-    InvalidQuery,
-    InvalidRecord,
-    LazyMemoryError,
-    LLMUnavailable,
-    NotFound,
-    PermissionDenied,
-    StorageUnavailable,
-)
 
 if TYPE_CHECKING:
     import argparse
@@ -28,39 +16,21 @@ HOOK_WORDS = ("memory", "context", "--hook")
 MCP_WORDS = ("mcp",)
 """The MCP server's arguments, as `lazy init --claude-code` and `claude mcp add` write them."""
 
-EXIT_STATUSES: dict[type[LazyMemoryError], int] = {
-    NotFound: 3,
-    InvalidRecord: 4,
-    InvalidConfig: 4,
-    InvalidQuery: 4,
-    Conflict: 5,
-    PermissionDenied: 6,
-    StorageUnavailable: 7,
-    CompactRejected: 8,
-    LLMUnavailable: 9,
-}
-"""Exit status of each engine error; 1 for any other, 2 for a usage error, 70 for a bug."""
-
-EXIT_USAGE = 2
-EXIT_INTERNAL = 70
-EXIT_INTERRUPTED = 130
-
 
 def build_parser() -> argparse.ArgumentParser:
     """The whole command tree; each command group adds its own subcommands."""
     # Each command module builds its parser without importing the engine's models (pydantic)
     # or a backend: those are imported on the run path of the commands that use them.
-    import argparse
-
     from lazy_memory.rpc.cli import doctor, engine, init, launch, mcp, memory, search, web
     from lazy_memory.rpc.cli.common import VersionAction
+    from lazy_memory.rpc.cli.parsing import CommandParser, add_command_group
 
-    parser = argparse.ArgumentParser(
+    parser = CommandParser(
         prog="lazy", description="lazy-memory: the shared memory store of lazy's agents."
     )
     parser.add_argument("--version", action=VersionAction, help="print the version and exit")
     parser.add_argument("--debug", action="store_true", help="show tracebacks on errors")
-    commands = parser.add_subparsers(title="commands", metavar="COMMAND", required=True)
+    commands = add_command_group(parser)
     memory.add_commands(commands)
     search.add_commands(commands)
     mcp.add_commands(commands)
@@ -88,41 +58,59 @@ def main(argv: Sequence[str] | None = None) -> int:
         from lazy_memory.rpc.cli.mcp import serve_now
 
         return serve_now()
-    from lazy_memory.rpc.cli.common import UsageError
+    from lazy_memory.rpc.cli import errors
+    from lazy_memory.rpc.cli.parsing import CommandLineError
 
-    parser = build_parser()
     words, passthrough = _split_passthrough(given)
-    arguments = parser.parse_args(words)
+    # Before parsing: a command line that asked for JSON gets its usage error in JSON too.
+    errors.Output.as_json = "--json" in words
+    try:
+        arguments = build_parser().parse_args(words)
+    except CommandLineError as error:
+        return errors.report_usage(error.parser, error.message)
+    if arguments.run is None:
+        # `lazy`, `lazy memory`: a command group without its command shows what it holds.
+        arguments.group.print_help()
+        return 0
+    errors.Output.as_json = bool(getattr(arguments, "json", False))
     if passthrough is not None:
         arguments.arguments = passthrough
+    return _run(arguments)
+
+
+def _run(arguments: argparse.Namespace) -> int:
+    """Run the parsed command; every way it can fail becomes its exit status and one report."""
     import asyncio  # after parsing: `--help`, `--version` and usage errors never need it
+
+    from lazy_memory.engine.errors import LazyMemoryError
+    from lazy_memory.rpc.cli import errors
+    from lazy_memory.rpc.cli.common import UsageError
 
     try:
         status: int = asyncio.run(arguments.run(arguments))
         sys.stdout.flush()
         return status
     except LazyMemoryError as error:
-        return _fail(arguments, error, EXIT_STATUSES.get(type(error), 1))
+        _traceback(arguments)
+        return errors.report_error(error)
     except UsageError as error:
-        return _fail(arguments, error, EXIT_USAGE)
+        _traceback(arguments)
+        return errors.report("UsageError", str(error), errors.EXIT_USAGE)
     except KeyboardInterrupt:
-        print("lazy: interrupted; nothing more was written", file=sys.stderr)
-        return EXIT_INTERRUPTED
+        message = "nothing more was written"
+        return errors.report("Interrupted", message, errors.EXIT_INTERRUPTED, heading="interrupted")
     except BrokenPipeError:
         # The reader went away (`lazy memory list | head`): not an error worth a word.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
     except Exception as error:
-        if arguments.debug:
-            import traceback
-
-            traceback.print_exc()
-        print(
-            f"lazy: internal error: {type(error).__name__}: {error} (rerun with --debug "
-            "for the traceback and report it)",
-            file=sys.stderr,
+        _traceback(arguments)
+        return errors.report(
+            "InternalError",
+            f"{type(error).__name__}: {error} (rerun with --debug for the traceback and report it)",
+            errors.EXIT_INTERNAL,
+            heading="internal error",
         )
-        return EXIT_INTERNAL
 
 
 def _split_passthrough(words: list[str]) -> tuple[list[str], list[str] | None]:
@@ -139,13 +127,9 @@ def _split_passthrough(words: list[str]) -> tuple[list[str], list[str] | None]:
     return words[:cut], words[cut + 1 :]
 
 
-def _fail(arguments: argparse.Namespace, error: Exception, status: int) -> int:
+def _traceback(arguments: argparse.Namespace) -> None:
+    """The traceback of the error being handled, with --debug."""
     if arguments.debug:
         import traceback
 
         traceback.print_exc()
-    from lazy_memory.engine.visible import visible_line
-
-    # One line, whatever stored text or input the message quotes (names come quoted by repr).
-    print(f"lazy: error: {visible_line(str(error))}", file=sys.stderr)
-    return status

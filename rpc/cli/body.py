@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import os
 import shlex
+import stat
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from typing import IO
 
 from lazy_memory.engine.errors import InvalidRecord
 from lazy_memory.rpc.cli.common import UsageError
@@ -24,7 +26,9 @@ def read_body(
     a terminal, $VISUAL/$EDITOR opened on the current body, unless the save gives a type or a
     description (fields_given): `lazy memory save x -d "..."` changes the description only.
     Standard input is never read unasked: a script, or an agent's shell that leaves it open,
-    would wait on it forever.
+    would wait on it forever. But text already waiting on it (`echo text | lazy memory save
+    x`, `... < notes.md`) is refused, unread, rather than dropped for a save that keeps the
+    body: reading it would guess, and would swallow the rest of a `while read` loop's input.
     """
     if text is not None:
         return text
@@ -35,9 +39,47 @@ def read_body(
             return _decode(Path(file).read_bytes(), file)
         except OSError as error:
             raise UsageError(f"cannot read --body-file {file}: {error.strerror}") from None
-    if fields_given or sys.stdin is None or not sys.stdin.isatty():
-        return None
-    return _edit(current or "")
+    if opens_editor(text, file, fields_given=fields_given):
+        return _edit(current or "")
+    if sys.stdin is not None and not sys.stdin.isatty() and text_waiting(sys.stdin):
+        raise UsageError(
+            "standard input holds text, which a save reads only with --body-file -: add "
+            "--body-file - to save it as the body, or redirect standard input from /dev/null to "
+            "leave it unread; nothing was written"
+        )
+    return None
+
+
+def opens_editor(text: str | None, file: str | None, *, fields_given: bool) -> bool:
+    """Whether read_body takes the body from $EDITOR: no body given, nor a type or a
+    description, and a terminal on standard input."""
+    given = text is not None or file is not None or fields_given
+    return not given and sys.stdin is not None and sys.stdin.isatty()
+
+
+def text_waiting(stream: IO[str]) -> bool:
+    """Whether stream holds bytes a read would get at once, found without reading any: a file
+    (redirected with `<`) not at its end, or a pipe or socket with bytes in it.
+
+    A pipe whose writer has not written yet holds none: only what is there when the save
+    runs can be seen without waiting on it.
+    """
+    try:
+        descriptor = stream.fileno()
+        status = os.fstat(descriptor)
+        if stat.S_ISREG(status.st_mode):
+            return status.st_size > os.lseek(descriptor, 0, os.SEEK_CUR)
+        if not (stat.S_ISFIFO(status.st_mode) or stat.S_ISSOCK(status.st_mode)):
+            return False  # a terminal, /dev/null
+        import array
+        import fcntl
+        import termios
+
+        waiting = array.array("i", [0])
+        fcntl.ioctl(descriptor, termios.FIONREAD, waiting)
+    except (OSError, ValueError):  # no descriptor (closed, replaced), or no FIONREAD
+        return False
+    return waiting[0] > 0
 
 
 def _read_standard_input() -> str:

@@ -11,11 +11,12 @@ from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any
 
-from lazy_memory.adapters import open_service
-from lazy_memory.adapters.config import load_settings, task_id_from
+from lazy_memory.adapters import EMBEDDED_BACKENDS, open_service
+from lazy_memory.adapters.config import is_project_root, load_settings, task_id_from
 from lazy_memory.engine.errors import PermissionDenied
 
 if TYPE_CHECKING:
+    from lazy_memory.adapters.config import Settings
     from lazy_memory.engine.identity import Identity
     from lazy_memory.engine.service import MemoryService
 
@@ -67,15 +68,42 @@ def refuse_agent(command: str) -> None:
 
 @asynccontextmanager
 async def cli_service() -> AsyncIterator[MemoryService]:
-    """Open the configured store as the person at the terminal, and close it afterwards."""
+    """Open the configured store as the person at the terminal, and close it afterwards;
+    say where the store is when the command started it (an embedded one's first write)."""
+    # Imported here: the hook's kept path imports this module and reports nothing.
+    from lazy_memory.rpc.cli.errors import warn
+
     settings = load_settings()
     for warning in settings.warnings:
-        print(f"lazy: warning: {warning}", file=sys.stderr)
+        warn(warning)
+    # Reading creates nothing, so a store that is not there yet is one the command's
+    # first write is about to start.
+    new_store = settings.backend in EMBEDDED_BACKENDS and not settings.data_dir.exists()
     service = await open_service(settings, human_identity(settings.task_id))
     try:
         yield service
     finally:
         await service.aclose()
+    if new_store and settings.data_dir.exists():
+        _say_new_store(settings)
+
+
+def _say_new_store(settings: Settings) -> None:
+    """Where the store the command started is; a warning when that is a folder lazy fell back
+    on because no project was found around it."""
+    from lazy_memory.rpc.cli.errors import Output, warn
+
+    where = settings.data_dir
+    if is_project_root(settings.root) or where != settings.root / ".lazy":
+        if not Output.as_json:
+            print(f"lazy: started a new store in {where}", file=sys.stderr)
+        return
+    warn(
+        f"started a new store in {where}: no git repository or lazy.toml was found in "
+        f"{settings.root} or above it, so this folder is the project's root. To keep the "
+        "store with a project, run lazy inside it (`lazy init` makes a folder one), or set "
+        "LAZY_DATA"
+    )
 
 
 def print_json(value: object) -> None:

@@ -6,6 +6,7 @@ import argparse
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from lazy_memory.engine.wording import agreeing, counted
 from lazy_memory.rpc.cli.common import cli_service, print_json, refuse_agent
 from lazy_memory.rpc.cli.context import show_context
 
@@ -119,7 +120,7 @@ def _hook_line(hook: Delivery) -> str:
         )
     return (
         f"It is still over Claude Code's hook limit ({hook.limit_chars:,} characters): a hook "
-        f"launch lists {hook.listed:,} of {hook.records:,} records and points to "
+        f"launch lists {hook.listed:,} of {counted(hook.records, 'record')} and points to "
         "lazy_memory_recall() for the rest; `lazy launch claude` carries the whole section."
     )
 
@@ -138,7 +139,7 @@ def _plan_line(plan: CompactPlan) -> str:
         how = f"{plan.generator} ({plan.model})"
         if plan.mode is Mode.AUTO:
             how += ", falling back to the mechanical generator if that fails"
-    return f"Compacting {plan.record_count} records with {how}; {last}."
+    return f"Compacting {counted(plan.record_count, 'record')} with {how}; {last}."
 
 
 def _print_outcome(outcome: CompactOutcome) -> None:
@@ -149,14 +150,15 @@ def _print_outcome(outcome: CompactOutcome) -> None:
     if outcome.omitted:
         names = ", ".join(map(visible_line, outcome.omitted))
         print(
-            f"The summary left out {len(outcome.omitted)} record name(s); they were appended "
-            f"verbatim as index lines: {names}"
+            f"The summary left out {counted(len(outcome.omitted), 'record name')}; "
+            f"{agreeing(len(outcome.omitted), 'it was', 'they were')} appended verbatim as "
+            f"index lines: {names}"
         )
     compact = outcome.compact
     saved = outcome.bytes_without - outcome.bytes_with
     print(
-        f"Wrote the {compact.generator} compact of {outcome.record_count} records: launches "
-        f"inject {outcome.bytes_with:,} bytes instead of {outcome.bytes_without:,} "
+        f"Wrote the {compact.generator} compact of {counted(outcome.record_count, 'record')}: "
+        f"launches inject {outcome.bytes_with:,} bytes instead of {outcome.bytes_without:,} "
         f"({saved * 100 // outcome.bytes_without}% smaller)."
     )
 
@@ -186,8 +188,8 @@ def _print_status(status: CompactStatus) -> None:
         )
     )
     print(
-        f"It covers {status.covered} records. Launches inject {status.bytes_with:,} bytes "
-        f"with it, {status.bytes_without:,} without."
+        f"It covers {counted(status.covered, 'record')}. Launches inject "
+        f"{status.bytes_with:,} bytes with it, {status.bytes_without:,} without."
     )
     print()
     print(visible_text(compact.summary.rstrip("\n")))

@@ -7,6 +7,7 @@ import dataclasses
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from lazy_memory.engine.wording import agreeing, counted
 from lazy_memory.rpc.cli.common import (
     UsageError,
     cli_service,
@@ -111,7 +112,8 @@ def _print(diagnosis: Diagnosis) -> None:
     margin = diagnosis.bytes - diagnosis.warn_bytes
     verdict = f"over by {margin:,}" if margin > 0 else f"{-margin:,} to spare"
     print(
-        f"Injected memory: {diagnosis.bytes:,} bytes for {diagnosis.record_count} records "
+        f"Injected memory: {diagnosis.bytes:,} bytes for "
+        f"{counted(diagnosis.record_count, 'record')} "
         f"(advisory size {diagnosis.warn_bytes:,}: {verdict})."
     )
     if not diagnosis.compact_exists:
@@ -123,7 +125,7 @@ def _print(diagnosis: Diagnosis) -> None:
         freshness = (
             "current"
             if not newer and not removed
-            else f"{len(newer)} record(s) written and {len(removed)} removed since"
+            else f"{counted(len(newer), 'record')} written and {len(removed)} removed since"
         )
         print(
             f"Compact: {visible_line(diagnosis.compact_generator or '')}, generated {when}; "
@@ -136,8 +138,8 @@ def _print(diagnosis: Diagnosis) -> None:
     if diagnosis.importable:
         count = len(diagnosis.importable)
         print(
-            f"Harness memory: {count} record(s) in Claude Code's memory files have no lazy "
-            f"counterpart; {IMPORT_HINT}:"
+            f"Harness memory: {counted(count, 'record')} in Claude Code's memory files "
+            f"{agreeing(count, 'has', 'have')} no lazy counterpart; {IMPORT_HINT}:"
         )
         # One a line: a name may hold a comma.
         for name in diagnosis.importable[:5]:

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from lazy_memory.engine.wording import counted
+
 if TYPE_CHECKING:
     from lazy_memory.adapters.claude_code_files import InstalledHook
 
@@ -42,7 +44,7 @@ def last_launch_line(last: dict[str, Any] | None, newest: tuple[str, int] | None
             )
         said = (
             f"Last logged launch: {last['at']} ({last['channel']}, {last['role']}): "
-            f"{last['listed']:,} of {last['records']:,} records listed"
+            f"{last['listed']:,} of {counted(last['records'], 'record')} listed"
         )
         seen = last.get("newest") or {}
     except (KeyError, TypeError, ValueError, AttributeError):

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from lazy_memory.adapters.config import Settings, load_settings
 from lazy_memory.rpc.cli.common import UsageError, common_flags, print_json, refuse_agent
+from lazy_memory.rpc.cli.parsing import add_command_group
 from lazy_memory.rpc.cli.table import output_width, render
 
 if TYPE_CHECKING:
@@ -57,8 +58,13 @@ def add_commands(commands: Any) -> None:
     engine.set_defaults(run=run_engine)
 
     subcommands = engine.add_subparsers(title="commands", metavar="COMMAND", required=False)
-    token = subcommands.add_parser("token", help="create, list and revoke the daemon's tokens")
-    tokens = token.add_subparsers(title="commands", metavar="COMMAND", required=True)
+    token = subcommands.add_parser(
+        "token",
+        help="create, list and revoke the daemon's tokens",
+        description="Create, list and revoke the tokens a daemon (lazy engine --listen) "
+        "identifies its clients by.",
+    )
+    tokens = add_command_group(token)
     parent = common_flags()
 
     add = tokens.add_parser(
@@ -203,7 +209,7 @@ async def list_tokens(arguments: argparse.Namespace) -> int:
         for token in tokens
     ]
     header = ["ID", "ROLE", "TASK", "CREATED (UTC)", "NAME"]
-    print("\n".join(render(header, rows, output_width()).lines))
+    print("\n".join(render(header, rows, output_width(), elidable=[2]).lines))
     return 0
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 from typing import TYPE_CHECKING
 
+from lazy_memory.engine.wording import agreeing, counted
 from lazy_memory.rpc.cli.common import UsageError, print_json
 from lazy_memory.rpc.cli.progress import ProgressPrinter
 
@@ -88,11 +89,11 @@ async def run_import(
                 print_json(preview.model_dump(mode="json"))
             print(
                 f"\nNothing imported: standard input is not a terminal, so there is no one to "
-                f"confirm. Rerun with --yes to import these {len(preview.plan.records)} records.",
+                f"confirm. Rerun with --yes to import {these_records(len(preview.plan.records))}.",
                 file=sys.stderr,
             )
             return 0
-        if not confirm(f"\nImport these {len(preview.plan.records)} records? [y/N] "):
+        if not confirm(f"\nImport {these_records(len(preview.plan.records))}? [y/N] "):
             print("Nothing imported.")
             return 0
     result = await service.import_memory(apply=True, progress=ProgressPrinter("importing"))
@@ -103,17 +104,26 @@ async def run_import(
     return 0
 
 
+def these_records(count: int) -> str:
+    """The records an import asks about: `this record`, `these 2 records`."""
+    return "this record" if count == 1 else f"these {counted(count, 'record')}"
+
+
 def _report(result: ImportResult) -> None:
     from lazy_memory.engine.records import DESCRIPTION_MAX_LENGTH
     from lazy_memory.engine.visible import visible_line
 
-    print(f"\nImported {len(result.imported)} record(s), attributed to system:harness-import.")
+    imported = counted(len(result.imported), "record")
+    print(f"\nImported {imported}, attributed to system:harness-import.")
     long = result.plan.long_descriptions
     if long:
+        is_, them, they_are = (
+            ("is", "it", "it is") if len(long) == 1 else ("are", "them", "they are")
+        )
         print(
-            f"Hint: {len(long)} imported description(s) are over {DESCRIPTION_MAX_LENGTH} "
-            "characters (kept verbatim, and by every save that leaves them as they are); "
-            "shorten them with `lazy memory save NAME -d`:"
+            f"Hint: {counted(len(long), 'imported description')} {is_} over "
+            f"{DESCRIPTION_MAX_LENGTH} characters (kept verbatim, and by every save that leaves "
+            f"{them} as {they_are}); shorten {them} with `lazy memory save NAME -d`:"
         )
         for name in long:
             print(f"  {visible_line(name)}")
@@ -127,7 +137,8 @@ def _print_large_bodies(result: ImportResult) -> None:
     large = [name for name in result.large_bodies if name in result.imported or not result.applied]
     if large:
         print(
-            f"\nNote: {len(large)} record(s) have a body over {result.max_body_bytes:,} bytes "
+            f"\nNote: {counted(len(large), 'record')} {agreeing(len(large), 'has', 'have')} a "
+            f"body over {result.max_body_bytes:,} bytes "
             f"([memory] max_body_bytes), {'imported' if result.applied else 'to be imported'} "
             "verbatim; a save that rewrites such a body must bring it under the limit:"
         )

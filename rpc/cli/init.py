@@ -9,11 +9,19 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lazy_memory.adapters.config import CONFIG_FILE, find_root, load_settings
+from lazy_memory.engine.wording import counted
 from lazy_memory.rpc.cli import init_config
 from lazy_memory.rpc.cli.common import UsageError, cli_service, common_flags, refuse_agent
-from lazy_memory.rpc.cli.importing import IMPORT_HINT, confirm, print_preview, run_import
+from lazy_memory.rpc.cli.importing import (
+    IMPORT_HINT,
+    confirm,
+    print_preview,
+    run_import,
+    these_records,
+)
 
 if TYPE_CHECKING:
+    from lazy_memory.adapters.config import Settings
     from lazy_memory.engine.service import MemoryService
     from lazy_memory.rpc.cli.setup_claude_code import Answers, Report
 
@@ -112,20 +120,22 @@ async def run_init(arguments: argparse.Namespace) -> int:
         warning = project_key_warning(settings)
         if warning is not None:
             report.warn(warning)
-        report.fields["storage"] = {"backend": settings.backend, "project": settings.project_key}
+        report.fields["storage"] = {"backend": settings.backend, "project": settings.project}
     else:
-        project = settings.project_key
-        config.write_text(init_config.config_text(wanted, project), encoding="utf-8")
-        report.say(f"Wrote {config} (backend {wanted.backend}, project key {project!r}).")
+        project = _shared_key(settings)
+        config.write_text(init_config.config_text(wanted, project, root.name), encoding="utf-8")
+        if project is None:
+            report.say(f"Wrote {config} (backend {wanted.backend}, no project key).")
+            _ask_for_a_key(settings, wanted.backend, report)
+        else:
+            report.say(f"Wrote {config} (backend {wanted.backend}, project key {project!r}).")
         report.file(config, "created")
         report.fields["storage"] = {"backend": wanted.backend, "project": project}
     _ignore_data_dir(data_dir, report)
     async with cli_service() as service:
-        # Opening creates nothing (a read never writes): the first save creates the store.
-        report.say(
-            f"The store's files go in {data_dir}, created by the first save; its .gitignore "
-            "keeps them out of git."
-        )
+        records = len(await service.index())
+        report.fields["storage"]["records"] = records
+        report.say(_store_state(load_settings(), records))
         report.commit.append(CONFIG_FILE)
         await _offer_import(service, answers, report)
     wire = arguments.claude_code or setup_claude_code.offer_setup(root, answers, report)
@@ -135,6 +145,48 @@ async def run_init(arguments: argparse.Namespace) -> int:
         )
     report.finish()
     return 0
+
+
+def _shared_key(settings: Settings) -> str | None:
+    """The project key to write: LAZY_PROJECT's, or the one guessed from the git remote; None
+    when the guess is this checkout's path, which no other checkout shares."""
+    if settings.project is not None:
+        return settings.project
+    guess = settings.guessed_project_key
+    return None if guess.per_checkout else guess.key
+
+
+def _ask_for_a_key(settings: Settings, backend: str, report: Report) -> None:
+    """Say why lazy.toml names no project key; a warning when the store is shared now."""
+    from lazy_memory.adapters.project_key import name_the_project
+
+    path = settings.guessed_project_key.key
+    used = "" if backend == "postgres" else " (only a postgres store uses one)"
+    said = (
+        f"{CONFIG_FILE} names no [storage] project{used}: the repository has no git remote to "
+        f"take it from, and this checkout's path ({path}) is no key another checkout would "
+        f"share. {name_the_project(settings)}."
+    )
+    if backend == "postgres":
+        report.warn(said)
+    else:
+        report.hint(said)
+
+
+def _store_state(settings: Settings, records: int) -> str:
+    """What the configured store holds now, and where it is."""
+    from lazy_memory.adapters import EMBEDDED_BACKENDS
+
+    held = counted(records, "record") if records else "no records yet"
+    if settings.backend in EMBEDDED_BACKENDS:
+        first = "" if records else ": the first save writes them there"
+        return (
+            f"The store in {settings.data_dir} holds {held}{first}; its .gitignore keeps its "
+            "files out of git."
+        )
+    if settings.backend == "postgres":
+        return f"The postgres store holds {held} under the project key {settings.project_key!r}."
+    return f"The daemon's store at {settings.remote} holds {held}."
 
 
 def _ignore_data_dir(data_dir: Path, report: Report) -> None:
@@ -166,10 +218,11 @@ async def _offer_import(service: MemoryService, answers: Answers, report: Report
         return
     if not answers.yes:
         if not answers.interactive:
-            report.hint(f"Found {count} record(s) in the harness's memory files; {IMPORT_HINT}.")
+            found_there = f"{counted(count, 'record')} in the harness's memory files"
+            report.hint(f"Found {found_there}; {IMPORT_HINT}.")
             return
         print_preview(preview.plan)
-        if not confirm(f"\nImport these {count} records now? [y/N] "):
+        if not confirm(f"\nImport {these_records(count)} now? [y/N] "):
             report.say(f"Nothing imported; {IMPORT_HINT}.")
             return
     # The preview is printed once: above, when it was asked about.

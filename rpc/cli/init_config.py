@@ -90,17 +90,27 @@ def check_unchanged(wanted: Requested, settings: Settings, config: str) -> None:
         )
 
 
-def config_text(wanted: Requested, project: str) -> str:
-    """lazy.toml for a new project: the backend asked for and the project's key."""
+def config_text(wanted: Requested, project: str | None, folder: str) -> str:
+    """lazy.toml for a new project: the backend asked for and the project's key; with no key
+    (none every checkout would share: adapters/project_key.py), a comment that asks for one."""
     storage = [f"backend = {_toml(wanted.backend)}  # {' | '.join(BACKENDS)}"]
     storage.append(
         '# data_dir = ".lazy"       # where an embedded store lives, relative to this file'
     )
-    storage.append(
-        "# The key of this project's records in a shared (postgres) store: the same in every "
-        "checkout,\n# unlike any other project's, and kept when the repository moves."
-    )
-    storage.append(f"project = {_toml(project)}")
+    if project is not None:
+        storage.append(
+            "# The key of this project's records in a shared (postgres) store: the same in "
+            "every checkout,\n# unlike any other project's, and kept when the repository moves."
+        )
+        storage.append(f"project = {_toml(project)}")
+    else:
+        storage.append(
+            "# The key of this project's records in a shared (postgres) store. The repository "
+            "has no git\n# remote to take it from, and a checkout's path is no key: another "
+            "checkout has another.\n# Name the project, the same for the whole team, before a "
+            "postgres store is shared:"
+        )
+        storage.append(f"# project = {_toml('your-team/' + folder)}")
     if wanted.dsn is not None:
         storage.append(f"pg_dsn = {_toml(wanted.dsn)}")
     elif wanted.backend == "postgres":

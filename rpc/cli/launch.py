@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 from typing import Any
 
 from lazy_memory.rpc.cli.common import UsageError, common_flags, print_json
@@ -132,13 +131,14 @@ def _run(command: list[str], environment: dict[str, str]) -> int:
     try:
         process = subprocess.Popen(command, env=environment)
     except OSError as error:
-        print(
-            f"lazy: error: cannot start {command[0]}: {error.strerror}; install Claude Code "
-            f"(npm install -g @anthropic-ai/claude-code) or name it with --claude or "
-            f"${CLAUDE_VARIABLE}",
-            file=sys.stderr,
+        from lazy_memory.rpc.cli.errors import report
+
+        return report(
+            "CommandNotFound",
+            f"cannot start {command[0]}: {error.strerror}; install Claude Code (npm install -g "
+            f"@anthropic-ai/claude-code) or name it with --claude or ${CLAUDE_VARIABLE}",
+            EXIT_NOT_FOUND,
         )
-        return EXIT_NOT_FOUND
 
     def forward(number: int, _frame: object) -> None:
         process.send_signal(number)

@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from lazy_memory.rpc.cli import compact, migrate
-from lazy_memory.rpc.cli.body import read_body
+from lazy_memory.rpc.cli.body import opens_editor, read_body
 from lazy_memory.rpc.cli.common import (
     UsageError,
     cli_service,
@@ -16,10 +16,12 @@ from lazy_memory.rpc.cli.common import (
     print_json,
     refuse_agent,
 )
-from lazy_memory.rpc.cli.table import output_width, render
+from lazy_memory.rpc.cli.parsing import add_command_group
+from lazy_memory.rpc.cli.table import Table, output_width, render
 
 if TYPE_CHECKING:
     from lazy_memory.engine.records import HistoryEntry
+    from lazy_memory.engine.service import MemoryService
 
 # Spelled out so that building the parser imports none of the engine's models (pydantic);
 # tests/unit/test_cli.py holds it equal to RecordType.
@@ -30,8 +32,13 @@ RECORD_TYPES = ("user", "feedback", "project", "reference")
 def add_commands(commands: Any) -> None:
     """Add `lazy memory` and its subcommands to the top-level command parser."""
     parent = common_flags()
-    group = commands.add_parser("memory", help="read and write memory records")
-    subcommands = group.add_subparsers(title="commands", metavar="COMMAND", required=True)
+    group = commands.add_parser(
+        "memory",
+        help="read and write memory records",
+        description="Read and write the store's records: each has a name, a type, a one-line "
+        "description and a markdown body, and every write is kept in its history.",
+    )
+    subcommands = add_command_group(group)
 
     listing = subcommands.add_parser("list", parents=[parent], help="the index of live records")
     listing.set_defaults(run=list_records)
@@ -111,14 +118,36 @@ async def list_records(arguments: argparse.Namespace) -> int:
         )
         return 0
     rows = [[visible_line(e.name), e.type.value, shown_description(e.description)] for e in entries]
-    table = render(["NAME", "TYPE", "DESCRIPTION"], rows, output_width())
+    table = render(["NAME", "TYPE", "DESCRIPTION"], rows, output_width(), elidable=[0])
     print("\n".join(table.lines))
     if table.shortened:
-        print(
-            f"\n({table.shortened} description{'s' if table.shortened > 1 else ''} shortened "
-            f"with … to fit {table.width} columns; `lazy memory show NAME` prints it in full)"
-        )
+        print()
+        print(_shortened_note(table))
     return 0
+
+
+def _shortened_note(table: Table) -> str:
+    """What `list` says under a table it cut, wrapped to the width the table fits."""
+    import textwrap
+
+    from lazy_memory.engine.wording import counted
+
+    names, descriptions = (
+        table.shortened_by_column["NAME"],
+        table.shortened_by_column["DESCRIPTION"],
+    )
+    cut = " and ".join(
+        counted(count, noun)
+        for count, noun in ((names, "name"), (descriptions, "description"))
+        if count
+    )
+    where = (
+        "`lazy memory list --json` prints every name whole, `lazy memory show NAME` a record"
+        if names
+        else "`lazy memory show NAME` prints it"
+    )
+    note = f"({cut} shortened with … to fit {table.width} columns; {where} in full)"
+    return textwrap.fill(note, table.width, break_on_hyphens=False)
 
 
 async def show_record(arguments: argparse.Namespace) -> int:
@@ -152,14 +181,16 @@ async def save_record(arguments: argparse.Namespace) -> int:
     """Create, update or revive a record as the person at the terminal."""
     # Before the store is read and before $EDITOR opens on a body an agent could not save.
     refuse_agent("memory save")
+    fields_given = arguments.type is not None or arguments.description is not None
     async with cli_service() as service:
         current = await service.find(arguments.name)
-        body = read_body(
-            arguments.body,
-            arguments.body_file,
-            None if current is None else current.body,
-            fields_given=arguments.type is not None or arguments.description is not None,
-        )
+        shown = None if current is None else current.body
+        if current is None and opens_editor(
+            arguments.body, arguments.body_file, fields_given=fields_given
+        ):
+            # A removed record's editor starts from the body a revival keeps, not from nothing.
+            shown = await _removed_body(service, arguments.name)
+        body = read_body(arguments.body, arguments.body_file, shown, fields_given=fields_given)
         record = await service.save(
             arguments.name,
             type=arguments.type,
@@ -190,6 +221,18 @@ async def save_record(arguments: argparse.Namespace) -> int:
                 f"{spelled(record.name)}, which it keeps"
             )
     return 0
+
+
+async def _removed_body(service: MemoryService, name: str) -> str | None:
+    """The body of name's last live revision when it is a removed record; else None."""
+    from lazy_memory.engine.errors import NotFound
+    from lazy_memory.engine.saving import tombstone
+
+    try:
+        removal = tombstone(await service.history(name))
+    except NotFound:
+        return None
+    return None if removal is None else removal.body
 
 
 async def remove_record(arguments: argparse.Namespace) -> int:
@@ -234,7 +277,7 @@ async def show_history(arguments: argparse.Namespace) -> int:
         for entry in entries
     ]
     header = ["WHEN (UTC)", "NAME", "REV", "OP", "WHO", "DESCRIPTION"]
-    print("\n".join(render(header, rows, output_width()).lines))
+    print("\n".join(render(header, rows, output_width(), elidable=[4, 1]).lines))
     if arguments.name is not None:
         _print_provenance(entries)
     return 0

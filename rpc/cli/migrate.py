@@ -6,16 +6,14 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from lazy_memory.adapters import BACKENDS, open_storage
+from lazy_memory.adapters import BACKENDS, EMBEDDED_BACKENDS, open_storage
 from lazy_memory.adapters.config import Settings, load_settings
+from lazy_memory.engine.wording import agreeing, counted
 from lazy_memory.rpc.cli.common import UsageError, cli_service, print_json, refuse_agent
 from lazy_memory.rpc.cli.progress import ProgressPrinter
 
 if TYPE_CHECKING:
     from lazy_memory.engine.moving import MoveReport
-
-_DATA_BACKENDS = ("sqlite", "files")
-"""The backends that keep the store in a data directory (--to-data)."""
 
 
 def add_commands(subcommands: Any, parent: argparse.ArgumentParser) -> None:
@@ -70,9 +68,11 @@ def _print_renamed(report: MoveReport) -> None:
     if not report.renamed:
         return
     print(
-        f"{len(report.renamed)} name(s) break the name rule or are a second spelling of a "
-        f"name and {'would be' if report.dry_run else 'were'} renamed in the target, the "
-        "original kept in each entry's provenance:"
+        f"{counted(len(report.renamed), 'name')} "
+        f"{agreeing(len(report.renamed), 'breaks', 'break')} the name rule or "
+        f"{agreeing(len(report.renamed), 'is', 'are')} a second spelling of a name and "
+        f"{'would be' if report.dry_run else agreeing(len(report.renamed), 'was', 'were')} renamed "
+        "in the target, the original kept in each entry's provenance:"
     )
     for original, derived in report.renamed.items():
         shown = shown_name(original) if name_problem(original) else spelled(original)
@@ -83,8 +83,8 @@ def _target(settings: Settings, arguments: argparse.Namespace) -> Settings:
     """The settings of the target store: the configured ones, changed as the flags say."""
     if arguments.to_dsn is not None and arguments.to != "postgres":
         raise UsageError("--to-dsn is for --to postgres")
-    if arguments.to_data is not None and arguments.to not in _DATA_BACKENDS:
-        raise UsageError(f"--to-data is for --to {' or --to '.join(_DATA_BACKENDS)}")
+    if arguments.to_data is not None and arguments.to not in EMBEDDED_BACKENDS:
+        raise UsageError(f"--to-data is for --to {' or --to '.join(EMBEDDED_BACKENDS)}")
     target = settings._replace(
         backend=arguments.to,
         pg_dsn=arguments.to_dsn or settings.pg_dsn,
@@ -94,7 +94,7 @@ def _target(settings: Settings, arguments: argparse.Namespace) -> Settings:
         raise UsageError("--to postgres needs the database: give --to-dsn DSN")
     if target.backend != settings.backend:
         return target
-    if target.backend in _DATA_BACKENDS and target.data_dir != settings.data_dir.resolve():
+    if target.backend in EMBEDDED_BACKENDS and target.data_dir != settings.data_dir.resolve():
         return target
     if target.backend == "postgres" and target.pg_dsn != settings.pg_dsn:
         return target

@@ -19,6 +19,7 @@ from lazy_memory.engine.index import IndexEntry, index_line, shown_description
 from lazy_memory.engine.search_model import SearchHit
 from lazy_memory.engine.search_snippets import MARK_END, MARK_START
 from lazy_memory.engine.visible import visible_line
+from lazy_memory.engine.wording import agreeing, counted
 from lazy_memory.rpc.web.markup import line, page, record_link, text, when
 
 _MARKS = re.compile(f"({re.escape(MARK_START)}|{re.escape(MARK_END)})")
@@ -126,7 +127,7 @@ def compact_page(status: CompactStatus) -> str:
         )
         return page("Compact", f"<h1>Compact</h1>{body}", current="/compact")
     sizes = (
-        f"<p>It covers {status.covered:,} records. Launches inject "
+        f"<p>It covers {counted(status.covered, 'record')}. Launches inject "
         f'<span id="bytes-with">{status.bytes_with:,}</span> bytes with it, '
         f'<span id="bytes-without">{status.bytes_without:,}</span> without.</p>'
     )
@@ -168,7 +169,7 @@ def doctor_page(diagnosis: Diagnosis) -> str:
     body = (
         "<h1>Doctor</h1>"
         f'<p id="size">Injected memory: {diagnosis.bytes:,} bytes for '
-        f"{diagnosis.record_count:,} records (advisory size {diagnosis.warn_bytes:,}: "
+        f"{counted(diagnosis.record_count, 'record')} (advisory size {diagnosis.warn_bytes:,}: "
         f"{verdict}).</p>{size_bar(diagnosis.bytes, diagnosis.warn_bytes)}"
     )
     if not diagnosis.compact_exists:
@@ -178,7 +179,7 @@ def doctor_page(diagnosis: Diagnosis) -> str:
         freshness = (
             "current"
             if not newer and not removed
-            else f"{len(newer)} record(s) written and {len(removed)} removed since"
+            else f"{counted(len(newer), 'record')} written and {len(removed)} removed since"
         )
         generated = (
             "" if diagnosis.compact_generated_at is None else when(diagnosis.compact_generated_at)
@@ -196,10 +197,11 @@ def doctor_page(diagnosis: Diagnosis) -> str:
         body += f"<p>Claude Code hook: {line(diagnosis.hook.advice)}</p>"
     if diagnosis.importable:
         items = "".join(f"<li>{line(name)}</li>" for name in diagnosis.importable)
+        count = len(diagnosis.importable)
         body += (
-            f"<p>Harness memory: {len(diagnosis.importable)} record(s) in Claude Code's memory "
-            "files have no lazy counterpart; <code>lazy doctor --import-memory</code> imports "
-            f"them:</p><ul>{items}</ul>"
+            f"<p>Harness memory: {counted(count, 'record')} in Claude Code's memory files "
+            f"{agreeing(count, 'has', 'have')} no lazy counterpart; <code>lazy doctor "
+            f"--import-memory</code> imports {agreeing(count, 'it', 'them')}:</p><ul>{items}</ul>"
         )
     return page("Doctor", body, current="/doctor")
 

@@ -12,7 +12,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from lazy_memory.engine.errors import Conflict, InvalidRecord
+from lazy_memory.engine.errors import Conflict, InvalidRecord, NotFound
 from lazy_memory.engine.identity import Identity
 from lazy_memory.engine.ports import Storage
 from lazy_memory.engine.records import (
@@ -140,6 +140,55 @@ async def test_an_if_revision_a_removed_record_cannot_match_says_how_to_revive_i
         )
     revived = await service.save("deploy", body="make it", if_revision=2)
     assert (revived.revision, revived.description) == (3, "How we deploy")
+
+
+async def test_an_if_revision_a_name_never_written_cannot_match_is_refused_unwritten(
+    service: MemoryService,
+) -> None:
+    for stale, body in ((1, "b"), (7, None)):  # the whole record, and a save that merges
+        with pytest.raises(Conflict) as refused:
+            await service.save("new", type="user", description="d", body=body, if_revision=stale)
+        assert refused.value.message == (
+            f"'new' has never been written (revision 0), so if_revision {stale} cannot match: "
+            "save with if_revision 0 (--if-revision 0) to create it only while it is new, or "
+            "without one"
+        )
+    assert await service.history() == []
+
+    created = await service.save("new", type="user", description="d", if_revision=0)
+    assert created.revision == 1
+
+
+async def test_a_read_or_removal_of_a_removed_record_names_the_revision_and_the_revival(
+    service: MemoryService,
+) -> None:
+    await service.save("café", type="project", description="How we deploy", body="make")
+    await service.remove("café")
+    await service.save("café", body="make it")
+    await service.remove("café")
+    decomposed = "cafe\u0301"
+
+    for attempt in (service.recall, service.remove):
+        for spelling in ("café", decomposed):
+            with pytest.raises(NotFound) as missing:
+                await attempt(spelling)
+            assert missing.value.message == (
+                f"no live record named {spelling!r}: it was removed at revision 4; a save of "
+                "that name revives it, keeping what the save leaves out from before the removal"
+            )
+            assert missing.value.data == {"removed_revision": 4}
+    assert len(await service.history("café")) == 4, "the refused removals wrote nothing"
+
+
+async def test_a_name_never_written_is_only_not_found(service: MemoryService) -> None:
+    await service.save("other", type="user", description="d")
+    await service.remove("other")
+
+    for attempt in (service.recall, service.remove):
+        with pytest.raises(NotFound) as missing:
+            await attempt("never")
+        assert missing.value.message.endswith("record named 'never'")  # no word of removal
+        assert missing.value.data == {}
 
 
 async def test_imported_long_descriptions_are_shortened_removed_and_revived_by_exact_name(

@@ -51,3 +51,16 @@ def lazy(project: Path) -> Lazy:
         )
 
     return run
+
+
+def lazy_in(root: Path, *arguments: str, **environment: str) -> subprocess.CompletedProcess[str]:
+    """`lazy ARGS` in root; stdin closed off, the environment the test's with these on top."""
+    return subprocess.run(
+        [sys.executable, "-m", "lazy_memory.rpc.cli", *arguments],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        env={**os.environ, **environment},
+        timeout=60,
+    )

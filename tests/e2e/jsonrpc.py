@@ -67,15 +67,19 @@ class RawClient:
 
     async def request(self, method: str, params: Any = None) -> dict[str, Any]:
         """Send a request and return the whole response message."""
+        message: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
+        if params is not None:
+            message["params"] = params
+        return await self.exchange(message)
+
+    async def exchange(self, message: dict[str, Any]) -> dict[str, Any]:
+        """Send message, exactly as given, as a request of the next id; the whole response."""
         if self.receiving.done():  # nothing would ever answer it
             raise ConnectionError("connection closed")
         message_id = next(self.ids)
         future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
         self.pending[message_id] = future
-        message: dict[str, Any] = {"jsonrpc": "2.0", "id": message_id, "method": method}
-        if params is not None:
-            message["params"] = params
-        await self.send(message)
+        await self.send({**message, "id": message_id})
         return await asyncio.wait_for(future, TIMEOUT)
 
     async def result(self, method: str, params: Any = None) -> Any:

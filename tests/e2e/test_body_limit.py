@@ -158,9 +158,9 @@ def test_an_import_keeps_a_body_over_the_limit_verbatim_and_reports_it(
 
     assert json.loads(preview.stdout)["large_bodies"] == ["runbook"]
     assert imported.returncode == 0, imported.stderr
-    assert "Imported 2 record(s)" in imported.stdout
+    assert "Imported 2 records," in imported.stdout
     note = imported.stdout.split("\nNote: ")[-1]
-    assert note.startswith("1 record(s) have a body over 1,000 bytes ([memory] max_body_bytes)")
+    assert note.startswith("1 record has a body over 1,000 bytes ([memory] max_body_bytes)")
     assert note.endswith(":\n  runbook\n")
     assert shown.stdout == body
     # Its description can still be edited; a save that rewrites the body must fit the limit.

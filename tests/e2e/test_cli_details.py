@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -62,8 +63,63 @@ def test_the_body_comes_from_standard_input_only_when_asked(lazy: Lazy) -> None:
     asked = lazy("memory", "save", "asked", "-t", "user", "-d", "d", "--body-file", "-", input="x")
     unasked = lazy("memory", "save", "asked", "-d", "e", input="never read")
 
-    assert (asked.returncode, unasked.returncode) == (0, 0)
+    assert (asked.returncode, unasked.returncode) == (0, 2)
     assert body(lazy, "asked") == "x"
+
+
+def waiting_text(kind: str, tmp_path: Path, text: bytes) -> tuple[int, Callable[[], bytes]]:
+    """A descriptor for a save's standard input with text already waiting on it, and how to
+    read back what the save left of it: a pipe still open for writing, or a file (`<`)."""
+    if kind == "pipe":
+        reader, writer = os.pipe()
+        os.write(writer, text)
+
+        def rest_of_pipe() -> bytes:
+            os.close(writer)
+            with os.fdopen(reader, "rb") as remaining:
+                return remaining.read()
+
+        return reader, rest_of_pipe
+    (tmp_path / "notes.md").write_bytes(text)
+    descriptor = os.open(tmp_path / "notes.md", os.O_RDONLY)
+
+    def rest_of_file() -> bytes:
+        with os.fdopen(descriptor, "rb") as remaining:  # from the offset the save left
+            return remaining.read()
+
+    return descriptor, rest_of_file
+
+
+@pytest.mark.parametrize("kind", ["pipe", "file"])
+@pytest.mark.parametrize("fields", [[], ["-d", "a new description"]])
+def test_text_waiting_on_standard_input_unasked_is_refused_and_left_unread(
+    lazy: Lazy, project: Path, tmp_path: Path, kind: str, fields: list[str]
+) -> None:
+    # `echo text | lazy memory save x` once printed "unchanged" and dropped the text.
+    lazy("memory", "save", "kept", "-t", "user", "-d", "d", "--body", "the body")
+    stdin, rest = waiting_text(kind, tmp_path, b"meant as the body\n")
+
+    try:
+        refused = subprocess.run(
+            [*LAZY, "memory", "save", "kept", *fields],
+            cwd=project,
+            stdin=stdin,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+    finally:
+        left = rest()
+
+    assert (refused.returncode, refused.stdout) == (2, "")
+    assert refused.stderr == (
+        "lazy: error: standard input holds text, which a save reads only with --body-file -: "
+        "add --body-file - to save it as the body, or redirect standard input from /dev/null "
+        "to leave it unread; nothing was written\n"
+    )
+    assert left == b"meant as the body\n", "the text is left for whoever reads it next"
+    shown = json.loads(lazy("memory", "show", "kept", "--json").stdout)
+    assert (shown["revision"], shown["description"], shown["body"]) == (1, "d", "the body")
 
 
 def test_body_and_body_file_together_are_a_usage_error_and_write_nothing(

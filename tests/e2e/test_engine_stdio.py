@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import subprocess
@@ -62,6 +63,46 @@ async def test_lifecycle_initialize_shutdown_exit(start_engine: StartEngine) -> 
     assert initialized["id"] == 1
     assert initialized["result"]["serverInfo"]["name"] == "lazy-memory"
     assert await client.close() == 0
+
+
+async def test_shutdown_and_exit_with_null_params_end_the_engine_cleanly(
+    start_engine: StartEngine,
+) -> None:
+    # Clients built on older vscode-jsonrpc send LSP's params-less messages so.
+    client = await start_engine()
+    await client.initialize()
+
+    shutdown = await client.exchange({"jsonrpc": "2.0", "method": "shutdown", "params": None})
+    await client.send({"jsonrpc": "2.0", "method": "exit", "params": None})
+
+    assert shutdown["result"] is None, shutdown
+    assert client.process is not None
+    assert await asyncio.wait_for(client.process.wait(), 30) == 0
+
+
+async def test_null_params_are_params_left_out(engine: RawClient) -> None:
+    def without_id(response: dict[str, object]) -> dict[str, object]:
+        return {key: value for key, value in response.items() if key != "id"}
+
+    for method in ("lazy/doctor", "lazy/memory/recall", "lazy/memory/save"):
+        null = await engine.exchange({"jsonrpc": "2.0", "method": method, "params": None})
+        left_out = await engine.exchange({"jsonrpc": "2.0", "method": method})
+        assert without_id(null) == without_id(left_out), method
+
+
+async def test_a_removed_record_is_not_found_with_the_revision_that_removed_it(
+    engine: RawClient,
+) -> None:
+    await engine.result("lazy/memory/save", SAVE)
+    await engine.result("lazy/memory/rm", {"name": "deploy-steps"})
+
+    for method in ("lazy/memory/recall", "lazy/memory/rm"):
+        error = (await engine.request(method, {"name": "deploy-steps"}))["error"]
+        assert (error["code"], error["data"]) == (
+            -32010,
+            {"type": "NotFound", "removed_revision": 2},
+        )
+        assert "it was removed at revision 2; a save of that name revives it" in error["message"]
 
 
 async def test_exit_without_shutdown_is_status_one(start_engine: StartEngine) -> None:

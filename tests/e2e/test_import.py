@@ -123,8 +123,8 @@ def test_an_import_is_verbatim_attributed_and_a_rerun_is_a_no_op(
     imported = run("doctor", "--import-memory", "--yes")
 
     assert imported.returncode == 0, imported.stderr
-    assert "Imported 5 record(s), attributed to system:harness-import." in imported.stdout
-    assert "1 imported description(s) are over 200 characters" in imported.stdout
+    assert "Imported 5 records, attributed to system:harness-import." in imported.stdout
+    assert "1 imported description is over 200 characters" in imported.stdout
     assert "odd-type has the type 'opinion', outside the four" in imported.stdout
     prefs = json.loads(run("memory", "show", "user-prefs", "--json").stdout)
     assert prefs["description"] == LONG.rstrip()
@@ -191,7 +191,9 @@ def test_many_files_show_progress_in_plain_lines_off_a_terminal(run: Run, memory
     imported = run("doctor", "--import-memory", "--yes")
 
     assert "importing: 1/60\n" in imported.stderr
-    assert imported.stderr.rstrip().endswith("importing: 60/60")
+    *progress, started = imported.stderr.splitlines()
+    assert progress[-1] == "importing: 60/60"
+    assert started.startswith("lazy: started a new store in "), "the import's first write"
     assert "\r" not in imported.stderr, "no redraw codes in a log"
 
 
@@ -201,9 +203,7 @@ def test_plain_doctor_reports_harness_memory_and_never_writes(run: Run, memory_d
     diagnosed = run("doctor")
     report = json.loads(run("doctor", "--json").stdout)
 
-    assert "5 record(s) in Claude Code's memory files have no lazy counterpart" in (
-        diagnosed.stdout
-    )
+    assert "5 records in Claude Code's memory files have no lazy counterpart" in (diagnosed.stdout)
     assert "run `lazy doctor --import-memory` to import them" in diagnosed.stdout
     assert sorted(report["importable"]) == sorted(
         ["deploy-steps", "user-prefs", "Plain Notes", "odd-type", "team-rule"]
@@ -220,7 +220,7 @@ def test_init_writes_the_config_and_offers_the_import(
     second = run("init", "--non-interactive")
 
     assert (repository / "lazy.toml").read_text().startswith("# lazy-memory configuration")
-    assert "Found 5 record(s) in the harness's memory files; run `lazy doctor " in first.stdout
+    assert "Found 5 records in the harness's memory files; run `lazy doctor " in first.stdout
     assert "already exists; left as it is." in second.stdout
     assert history(run) == []
 
@@ -241,7 +241,7 @@ def test_init_in_a_terminal_imports_when_the_user_says_yes(
     )
 
     assert "Import these 5 records now? [y/N]" in answered.stdout
-    assert "Imported 5 record(s)" in answered.stdout
+    assert "Imported 5 records," in answered.stdout
 
 
 async def test_import_over_the_engine_previews_applies_and_refuses_agents(

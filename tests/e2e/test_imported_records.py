@@ -108,6 +108,6 @@ def test_init_in_a_terminal_prints_the_preview_once(project: Path, memory_dir: P
         timeout=60,
     )
 
-    assert "Imported 1 record(s)" in answered.stdout, answered.stdout
+    assert "Imported 1 record," in answered.stdout, answered.stdout
     assert answered.stdout.count("To import (1):") == 1
     assert answered.stdout.count("Harness memory found in:") == 1

@@ -6,7 +6,6 @@ import json
 import os
 import stat
 import subprocess
-import sys
 import tomllib
 from pathlib import Path
 
@@ -14,6 +13,7 @@ import pytest
 
 from tests.daemon import add_token, running_daemon
 from tests.e2e.conftest import Lazy
+from tests.e2e.conftest import lazy_in as run
 from tests.postgres import PostgresServer
 
 _databases = iter(range(1, 1000))
@@ -37,19 +37,6 @@ def repository(path: Path, remote: str | None = None) -> Path:
 def untracked(root: Path) -> list[str]:
     """What `git status` shows, every untracked file listed by itself."""
     return git(root, "status", "--porcelain", "--untracked-files=all").splitlines()
-
-
-def run(root: Path, *arguments: str, **environment: str) -> subprocess.CompletedProcess[str]:
-    """`lazy ARGS` in root; stdin closed off, the environment the test's with these on top."""
-    return subprocess.run(
-        [sys.executable, "-m", "lazy_memory.rpc.cli", *arguments],
-        cwd=root,
-        capture_output=True,
-        text=True,
-        stdin=subprocess.DEVNULL,
-        env={**os.environ, **environment},
-        timeout=60,
-    )
 
 
 @pytest.fixture
@@ -118,17 +105,81 @@ def test_init_adds_the_gitignore_to_a_data_directory_an_older_version_made(
     assert {"path": str(root / ".lazy" / ".gitignore"), "status": "created"} in reported["files"]
 
 
-def test_init_json_prints_one_json_object_with_the_storage_it_wrote(
-    lazy: Lazy, project: Path
-) -> None:
-    printed = lazy("init", "--json")
+def test_init_json_prints_one_json_object_with_the_storage_it_wrote(tmp_path: Path) -> None:
+    root = repository(tmp_path / "app", "git@git.example.net:acme/app.git")
+
+    printed = run(root, "init", "--json")
 
     assert printed.returncode == 0, printed.stderr
     reported = json.loads(printed.stdout)
-    assert reported["storage"] == {"backend": "sqlite", "project": str(project.resolve())}
-    assert {"path": str(project / "lazy.toml"), "status": "created"} in reported["files"]
-    written = tomllib.loads((project / "lazy.toml").read_text())
-    assert written["storage"] == {"backend": "sqlite", "project": str(project.resolve())}
+    expected = {"backend": "sqlite", "project": "git.example.net/acme/app"}
+    assert reported["storage"] == {**expected, "records": 0}
+    assert {"path": str(root / "lazy.toml"), "status": "created"} in reported["files"]
+    assert tomllib.loads((root / "lazy.toml").read_text())["storage"] == expected
+
+
+def test_without_a_git_remote_init_writes_no_path_as_the_project_key_and_says_why(
+    lazy: Lazy, project: Path
+) -> None:
+    # A path is this checkout's alone, and another machine's project may sit at the same one.
+    printed = lazy("init", "--non-interactive")
+    reported = json.loads(lazy("init", "--json").stdout)
+
+    assert printed.returncode == 0, printed.stderr
+    text = (project / "lazy.toml").read_text()
+    assert tomllib.loads(text)["storage"] == {"backend": "sqlite"}
+    assert str(project) not in text
+    assert '# project = "your-team/project"' in text
+    assert "the same in every checkout" not in text
+    assert "Wrote {} (backend sqlite, no project key).".format(project / "lazy.toml") in (
+        printed.stdout
+    )
+    assert (
+        "lazy.toml names no [storage] project (only a postgres store uses one): the repository "
+        f"has no git remote to take it from, and this checkout's path ({project}) is no key "
+        "another checkout would share. Name the project under [storage] in lazy.toml, the same "
+        'for the whole team (`project = "your-team/project"`), and commit it before the store '
+        "is shared.\n"
+    ) in printed.stdout
+    assert reported["storage"] == {"backend": "sqlite", "project": None, "records": 0}
+
+
+def test_init_with_postgres_and_no_git_remote_warns_of_the_checkouts_path(
+    tmp_path: Path, database: str
+) -> None:
+    root = repository(tmp_path / "app")
+
+    initialized = run(root, "init", "--dsn", database, "--non-interactive")
+    doctor = run(root, "doctor")
+
+    assert initialized.returncode == 0, initialized.stderr
+    assert "lazy: warning: lazy.toml names no [storage] project: the repository" in (
+        initialized.stderr
+    )
+    assert "project" not in tomllib.loads((root / "lazy.toml").read_text())["storage"]
+    said = f"so this project's key in the postgres store is this checkout's path, '{root}'"
+    assert said in doctor.stdout
+    assert f'project = "{root}"' not in doctor.stdout, "a path is never advised as the key"
+
+
+@pytest.mark.parametrize(
+    ("saved", "said"), [(0, "no records yet"), (1, "1 record"), (2, "2 records")]
+)
+def test_init_says_what_the_store_holds(lazy: Lazy, project: Path, saved: int, said: str) -> None:
+    for number in range(saved):
+        lazy("memory", "save", f"n{number}", "-t", "user", "-d", "d")
+
+    printed = lazy("init", "--non-interactive")
+    reported = json.loads(lazy("init", "--json").stdout)
+
+    assert printed.returncode == 0, printed.stderr
+    data = project.parent / "lazy-data"  # the tests' LAZY_DATA
+    first = ": the first save writes them there" if not saved else ""
+    assert (
+        f"The store in {data} holds {said}{first}; its .gitignore keeps its files out of git.\n"
+    ) in printed.stdout
+    assert "created by the first save" not in printed.stdout
+    assert reported["storage"]["records"] == saved
 
 
 def test_init_writes_a_postgres_configuration_keyed_by_the_git_remote(

@@ -216,7 +216,14 @@ def test_an_agent_cannot_launch_a_builder(lazy: Lazy, claude: Path, tmp_path: Pa
 
 def test_a_missing_claude_is_one_line(lazy: Lazy, tmp_path: Path) -> None:
     result = lazy("launch", "claude", "--claude", str(tmp_path / "nowhere"))
+    as_json = lazy("launch", "claude", "--claude", str(tmp_path / "nowhere"), "--json")
 
     assert result.returncode == 127
     assert len(result.stderr.splitlines()) == 1
     assert "cannot start" in result.stderr
+    error = json.loads(as_json.stderr)["error"]
+    assert (as_json.returncode, error["type"], error["exit_status"]) == (
+        127,
+        "CommandNotFound",
+        127,
+    )

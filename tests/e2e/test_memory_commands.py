@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from lazy_memory.rpc.cli.table import display_width
 from tests.components import require_program
 from tests.e2e.conftest import Lazy
 
@@ -47,7 +48,17 @@ def test_save_list_show_update_rm_revive_history(lazy: Lazy, backend: str) -> No
     assert removed.returncode == 0
     assert "removed deploy-steps (revision 3)" in removed.stdout
     assert lazy("memory", "list").stdout == ""
-    assert lazy("memory", "show", "deploy-steps").returncode == 3
+    for command in ("show", "rm"):
+        gone = lazy("memory", command, "deploy-steps")
+        assert (gone.returncode, gone.stderr) == (
+            3,
+            "lazy: error: no live record named 'deploy-steps': it was removed at revision 3; a "
+            "save of that name revives it, keeping what the save leaves out from before the "
+            "removal\n",
+        )
+    assert json.loads(lazy("memory", "show", "deploy-steps", "--json").stderr)["error"]["data"] == {
+        "removed_revision": 3
+    }
 
     revived = lazy("memory", "save", "deploy-steps", "-t", "reference", "-d", "Back", "--body", "b")
     assert revived.stdout == "revived deploy-steps (reference), revision 4\n"
@@ -122,15 +133,16 @@ def test_body_from_file_and_from_standard_input(lazy: Lazy, tmp_path: Path) -> N
 
     lazy("memory", "save", "filed", "-t", "project", "-d", "d", "--body-file", str(body_file))
     lazy("memory", "save", "piped", "-t", "project", "-d", "d", "--body-file", "-", input="🧠\n")
-    ignored = lazy("memory", "save", "unasked", "-t", "project", "-d", "d", input="not read")
+    refused = lazy("memory", "save", "unasked", "-t", "project", "-d", "d", input="not read")
 
     def body(name: str) -> str:
         return str(json.loads(lazy("memory", "show", name, "--json").stdout)["body"])
 
     assert body("filed") == "# From a file\n\nwith *markdown*\n"
     assert body("piped") == "🧠\n"
-    assert ignored.returncode == 0, ignored.stderr
-    assert body("unasked") == "", "standard input is read only with --body-file -"
+    assert refused.returncode == 2, "standard input is read only with --body-file -"
+    assert "add --body-file - to save it as the body" in refused.stderr
+    assert lazy("memory", "show", "unasked").returncode == 3
     missing = lazy("memory", "save", "y", "-t", "user", "-d", "d", "--body-file", "/nonexistent")
     assert (missing.returncode, missing.stderr.count("\n")) == (2, 1)
     assert "cannot read --body-file /nonexistent" in missing.stderr
@@ -170,7 +182,41 @@ def test_list_elides_to_the_terminal_width(lazy: Lazy, project: Path) -> None:
     assert lines[1].startswith("wide  project  a description")
     assert len(lines[1]) == 60
     assert lines[1].endswith("…")
-    assert "to fit 60 columns" in lines[-1]
+    assert "to fit 60 columns" in " ".join(lines[3:])
+
+
+def appending_editor(folder: Path, line: str) -> Path:
+    """An $EDITOR that appends line (and a line break) to the file it is given."""
+    editor = folder / "editor.sh"
+    editor.write_text(f'#!/bin/sh\nprintf "%s\\n" "{line}" >> "$1"\n')
+    editor.chmod(0o755)
+    return editor
+
+
+@pytest.mark.parametrize("where", ["COLUMNS in a pipe", "a terminal"])
+def test_list_fits_the_width_it_claims(lazy: Lazy, project: Path, where: str) -> None:
+    # At 40 columns `list` printed 54-column rows under a footer that said it fit 40.
+    lazy("memory", "save", "release-checklist-for-mobile", "-t", "reference", "-d", "Every step")
+    lazy("memory", "save", "deploy-steps", "-t", "project", "-d", "How we deploy, step by step")
+
+    if where == "a terminal":
+        require_program("script", "util-linux", SCRIPT_GIVES_A_TTY)
+        shown = in_terminal("stty cols 40; python -m lazy_memory.rpc.cli memory list", project)
+        printed = shown.stdout.replace("\r\n", "\n")
+    else:
+        printed = lazy("memory", "list", environment={"COLUMNS": "40"}).stdout
+
+    lines = printed.splitlines()
+    assert max(display_width(line) for line in lines) == 40, printed
+    assert lines[:3] == [
+        "NAME               TYPE       DESCRIPTI…",
+        "deploy-steps       project    How we de…",
+        "release-checklis…  reference  Every step",
+    ]
+    assert " ".join(lines[4:]) == (
+        "(1 name and 1 description shortened with … to fit 40 columns; `lazy memory list "
+        "--json` prints every name whole, `lazy memory show NAME` a record in full)"
+    )
 
 
 def test_editor_opens_on_the_current_body_in_a_terminal(
@@ -178,9 +224,7 @@ def test_editor_opens_on_the_current_body_in_a_terminal(
 ) -> None:
     require_program("script", "util-linux", SCRIPT_GIVES_A_TTY)
     lazy("memory", "save", "edited", "-t", "project", "-d", "d", "--body", "first line")
-    editor = tmp_path / "editor.sh"
-    editor.write_text('#!/bin/sh\nprintf "%s\\n" "-- seen by editor" >> "$1"\n')
-    editor.chmod(0o755)
+    editor = appending_editor(tmp_path, "-- seen by editor")
 
     # With a terminal on stdin, save falls through to $EDITOR.
     command = "python -m lazy_memory.rpc.cli memory save edited"
@@ -189,6 +233,23 @@ def test_editor_opens_on_the_current_body_in_a_terminal(
     assert finished.returncode == 0, finished.stdout + finished.stderr
     body = json.loads(lazy("memory", "show", "edited", "--json").stdout)["body"]
     assert body == "first line-- seen by editor\n"
+
+
+def test_reviving_in_a_terminal_opens_the_editor_on_the_removed_body(
+    lazy: Lazy, project: Path, tmp_path: Path
+) -> None:
+    require_program("script", "util-linux", SCRIPT_GIVES_A_TTY)
+    lazy("memory", "save", "gone", "-t", "project", "-d", "d", "--body", "the last body")
+    lazy("memory", "rm", "gone")
+    editor = appending_editor(tmp_path, " and more")
+
+    command = "python -m lazy_memory.rpc.cli memory save gone"
+    finished = in_terminal(command, project, EDITOR=str(editor), VISUAL="")
+
+    assert finished.returncode == 0, finished.stdout + finished.stderr
+    assert "revived gone (project), revision 3" in finished.stdout
+    body = json.loads(lazy("memory", "show", "gone", "--json").stdout)["body"]
+    assert body == "the last body and more\n"
 
 
 def test_the_lazy_command_is_installed_and_reports_its_version() -> None:

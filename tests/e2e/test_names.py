@@ -222,7 +222,7 @@ def test_migrate_derives_the_names_an_older_import_stored_and_resumes(
     again = lazy("memory", "migrate", "--to", "files", "--to-data", str(target))
 
     assert moved.returncode == 0, moved.stderr
-    assert f"{len(HELD) + 2} name(s) break the name rule or are a second" in moved.stdout
+    assert f"{len(HELD) + 2} names break the name rule or are a second" in moved.stdout
     assert unsafe_characters(moved.stdout) == []
     assert "Nothing to copy" in again.stdout, again.stdout + again.stderr
     in_target = {"LAZY_STORAGE": "files", "LAZY_DATA": str(target)}

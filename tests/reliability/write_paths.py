@@ -232,14 +232,13 @@ def cli_commands(parser: argparse.ArgumentParser) -> set[tuple[str, ...]]:
     found: set[tuple[str, ...]] = set()
 
     def walk(node: argparse.ArgumentParser, path: tuple[str, ...]) -> None:
-        groups = [a for a in node._actions if isinstance(a, argparse._SubParsersAction)]
-        if not groups:
+        # A command group given no command runs nothing: it prints its help.
+        if node.get_default("run") is not None:
             found.add(path)
-        for group in groups:
-            for name, child in group.choices.items():
-                walk(child, (*path, name))
-            if not group.required:
-                found.add(path)
+        for group in node._actions:
+            if isinstance(group, argparse._SubParsersAction):
+                for name, child in group.choices.items():
+                    walk(child, (*path, name))
 
     walk(parser, ())
     return found

@@ -39,10 +39,12 @@ def test_building_the_parser_imports_neither_pydantic_nor_a_backend() -> None:
 
     heavy = {"pydantic", "asyncio", "aiosqlite", "asyncpg", "sqlite3", "pygls", "mcp", "yaml"}
     assert modules & heavy == set()
-    # The errors, and the limits the configuration's defaults come from: neither imports a model.
+    # The errors, the limits the configuration's defaults come from, and the wording of
+    # counts: none imports a model.
     assert not {module for module in modules if module.startswith("lazy_memory.engine.")} - {
         "lazy_memory.engine.errors",
         "lazy_memory.engine.limits",
+        "lazy_memory.engine.wording",
     }
 
 

@@ -108,7 +108,7 @@ def test_non_interactive_makes_no_import_offer_and_prints_the_command_instead(
     done = lazy("init", "--claude-code", "--non-interactive")
 
     assert done.returncode == 0, done.stderr
-    assert "Found 1 record(s) in the harness's memory files; run `lazy doctor --import-memory`" in (
+    assert "Found 1 record in the harness's memory files; run `lazy doctor --import-memory`" in (
         done.stdout
     )
     assert json.loads(lazy("memory", "list", "--json").stdout) == []
@@ -129,7 +129,7 @@ def test_in_a_terminal_the_import_is_a_question_and_auto_memory_is_not(
 
     asked = _in_a_terminal(project, ["init", "--claude-code"], "n\n")
 
-    assert "Import these 1 records now? [y/N]" in asked.stdout
+    assert "Import this record now? [y/N]" in asked.stdout
     assert asked.stdout.count("[y/N]") == 1
     assert "Turned Claude Code's own auto memory off" in asked.stdout
     assert read_json(project / ".claude" / "settings.json")["autoMemoryEnabled"] is False

@@ -140,6 +140,7 @@ def test_json_says_what_was_written(lazy: Lazy, project: Path, isolated_environm
 
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout)
+    assert report["hints"][0].startswith("lazy.toml names no [storage] project")
     claude = project / ".claude"
     assert report == {
         "root": str(project),
@@ -152,7 +153,8 @@ def test_json_says_what_was_written(lazy: Lazy, project: Path, isolated_environm
             {"path": str(project / ".mcp.json"), "status": "created"},
             {"path": str(claude / ".gitignore"), "status": "created"},
         ],
-        "storage": {"backend": "sqlite", "project": str(project)},
+        # The project (a bare .git) has no remote: its path is no key (test_init_options.py).
+        "storage": {"backend": "sqlite", "project": None, "records": 0},
         "import": {"found": 0, "imported": []},
         "hook": {
             "event": "SessionStart",
@@ -168,7 +170,7 @@ def test_json_says_what_was_written(lazy: Lazy, project: Path, isolated_environm
             "by": ".claude/.gitignore",
         },
         "commit": ["lazy.toml", ".claude/settings.json", ".mcp.json", ".claude/.gitignore"],
-        "hints": [],
+        "hints": [report["hints"][0]],
         "warnings": [
             # The tests run lazy as `python -m`: a path of this machine.
             f"the hook and the MCP server start lazy as `{sys.executable} -m "
