@@ -197,7 +197,10 @@ async def provoked(dsn: str, fault: Fault) -> AsyncIterator[None]:
 
 
 async def engine_answer(environment: dict[str, str], directory: Path) -> dict[str, Any]:
-    """What `lazy engine` on stdio answers a recall with, in the environment given."""
+    """What `lazy engine` on stdio answers a named recall with, in the environment given.
+
+    A named one: recalling the index answers an unreadable store with its marker, not an error.
+    """
     engine = await RawClient.spawn(
         ["engine"],
         {**os.environ, **environment, "LAZY_DATA": str(directory / "engine-data")},
@@ -205,7 +208,7 @@ async def engine_answer(environment: dict[str, str], directory: Path) -> dict[st
     )
     try:
         assert "result" in await engine.initialize()
-        answer = await engine.request("lazy/memory/recall")
+        answer = await engine.request("lazy/memory/recall", {"name": "note"})
         assert await engine.close() == 0
         return answer
     finally:
