@@ -94,7 +94,8 @@ def _dependencies(folder: Path) -> Path:
 
 
 def _clone(folder: Path) -> Path:
-    """A copy of this checkout's source, as a git clone would have it (no build left-overs)."""
+    """What `pip install .` builds from, copied from this checkout without its build left-overs,
+    in a git root, as a clone is."""
     folder.mkdir()
     ignore = shutil.ignore_patterns("__pycache__", "*.egg-info", "build")
     for name in SOURCE:
