@@ -12,7 +12,7 @@ whole run (a machine whose cores are taken). It prints a table (value, floor, ta
 MISS) and writes bench/results/latest.json (quick.json, peers.json, launch.json,
 launch-busy.json, first-turn.json, front-door.json), then names every MISS on stderr with by
 how much, and exits 1 if there is one (0 with --no-gate). See bench/README.md;
-`python -m bench.tables` rewrites the READMEs' tables from the JSON.
+`python -m bench.tables` rewrites its tables from the JSON.
 """
 
 from __future__ import annotations

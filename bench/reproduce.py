@@ -1,4 +1,4 @@
-"""`python -m bench.reproduce`: every figure of bench/README.md and the README, in one command.
+"""`python -m bench.reproduce`: every figure of bench/README.md, in one command.
 
 Run from the repository root: `python -m bench.reproduce [--only NAME ... | --skip NAME ...]`.
 It runs each producer of bench/results/*.json in turn, as a subprocess of this interpreter
@@ -54,7 +54,7 @@ def _container_unavailable() -> str:
 
 @dataclass(frozen=True)
 class Producer:
-    """One command that writes a results file (or, for `tables`, the READMEs from them)."""
+    """One command that writes a results file (or, for `tables`, bench/README.md from them)."""
 
     name: str
     command: tuple[str, ...]
@@ -91,7 +91,7 @@ PRODUCERS = (
     Producer("launch-busy", _python("bench", "--launch", "--busy", "2"), "launch-busy.json"),
     Producer("search", _python("bench.search"), "search.json"),
     Producer("compaction", _python("bench.compaction"), "compaction.json"),
-    # Both embedded backends: the README quotes `lazy web` on each.
+    # Both embedded backends: bench/README.md quotes `lazy web` on each.
     Producer("web", _python("bench.web", "--backends", "sqlite", "files"), "web.json"),
     Producer("container", ("bash", CONTAINER_STEP), "container.json", _container_unavailable),
     Producer("first-turn", _python("bench", "--first-turn"), "first-turn.json"),

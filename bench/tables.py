@@ -1,6 +1,6 @@
-"""`python -m bench.tables`: the READMEs' benchmark tables and the latency plot, from the JSON.
+"""`python -m bench.tables`: bench/README.md's tables and the latency plot, from the JSON.
 
-Every figure the READMEs quote from a benchmark (`python -m bench`, its `--quick`, `--peers`,
+Every figure bench/README.md quotes from a benchmark (`python -m bench`, its `--quick`, `--peers`,
 `--launch`, `--first-turn` and `--front-door` runs, `python -m bench.compaction`,
 `bench.search`, `bench.web`, and the container step's `bench.container`) sits between two
 marker comments,
@@ -12,8 +12,9 @@ marker comments,
 and this script rewrites what is between them from bench/results/*.json (TABLES says which
 file each NAME comes from, rendered by the function its producer prints it with), and writes
 bench/results/latency.svg, latency against store size per backend and operation, from
-latest.json. `--check` changes nothing and exits 1 when a README or the plot is not what the
-JSON gives (tests/unit/test_bench_tables.py checks it).
+latest.json. `--check` changes nothing and exits 1 when a file in READMES or the plot is not
+what the JSON gives (tests/unit/test_bench_tables.py checks it). The README itself holds no
+table: it links to bench/README.md, so its figures are kept in one place.
 """
 
 from __future__ import annotations
@@ -33,7 +34,8 @@ from bench.report import Measurement, measurement_from_json, number, render_tabl
 
 REPOSITORY = Path(__file__).resolve().parents[1]
 RESULTS = Path(__file__).with_name("results")
-READMES = (REPOSITORY / "README.md", Path(__file__).with_name("README.md"))
+READMES = (Path(__file__).with_name("README.md"),)
+"""The files whose marked tables this script rewrites."""
 PLOT = RESULTS / "latency.svg"
 PLOTTED_FROM = "latest.json"
 CONTAINER_STEP = ".ci/container.sh"
@@ -241,7 +243,7 @@ def outputs(results: Path = RESULTS) -> dict[Path, str]:
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    """Rewrite the READMEs' tables and the plot, or (--check) say which are out of date."""
+    """Rewrite bench/README.md's tables and the plot, or (--check) say which are out of date."""
     parser = argparse.ArgumentParser(prog="python -m bench.tables", description=__doc__)
     parser.add_argument("--check", action="store_true", help="change nothing; exit 1 if stale")
     arguments = parser.parse_args(argv)

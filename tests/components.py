@@ -1,14 +1,16 @@
 """What a test does when something it needs beyond Python is missing: skip here, fail in CI.
 
 The full suite needs PostgreSQL, Neovim, Node (npm, and Claude Code from it), root (tmpfs and
-bind mounts) and a few programs. A developer without one sees the tests that need it skipped,
-each with its reason in the summary; under CI (the environment variable CI set, as CI services
-and .ci/run set it) the same test fails, so CI never passes by skipping. Every test that
-stops for a missing component calls `missing` (or one of the `require_*` helpers below).
+bind mounts), Chromium (the web view's browser tests) and a few programs. A developer without
+one sees the tests that need it skipped, each with its reason in the summary; under CI (the
+environment variable CI set, as CI services and .ci/run set it) the same test fails, so CI
+never passes by skipping. Every test that stops for a missing component calls `missing` (or
+one of the `require_*` helpers below).
 
 The markers name the big components, so `-m 'not postgres and not nvim and not node and not
-root'` runs the part of the suite that needs none of them (tests/conftest.py applies most of
-them; a test that needs root is marked where it is written).
+root and not chromium'` runs the part of the suite that needs none of them (the README's test
+subsets; tests/conftest.py applies the postgres, root and chromium markers from what a test
+uses, the others are set where the tests are written).
 """
 
 from __future__ import annotations
@@ -23,7 +25,8 @@ POSTGRES = "postgres"
 NEOVIM = "nvim"
 NODE = "node"
 ROOT = "root"
-MARKERS = (POSTGRES, NEOVIM, NODE, ROOT)
+CHROMIUM = "chromium"
+MARKERS = (POSTGRES, NEOVIM, NODE, ROOT, CHROMIUM)
 """The components with a marker of their own (registered in pyproject.toml)."""
 
 

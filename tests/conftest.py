@@ -1,7 +1,8 @@
 """Fixtures for every test: each test gets its own data directory and a clean identity.
 
-Also the component markers (tests/components.py): each test that needs PostgreSQL or root is
-marked here, from what it uses, so `-m 'not postgres and not root'` leaves it out.
+Also the component markers (tests/components.py): each test that needs PostgreSQL, root or
+Chromium is marked here, from what it uses, so `-m 'not postgres and not root and not chromium'`
+leaves it out.
 
 And how the suite is spread over pytest-xdist's workers (`-n auto --dist loadgroup`, from
 pyproject.toml; `-n 0` runs it in this process, for debugging): the `serial` tests (SERIAL),
@@ -21,7 +22,7 @@ from typing import Any
 
 import pytest
 
-from tests.components import POSTGRES, ROOT
+from tests.components import CHROMIUM, POSTGRES, ROOT
 from tests.fake_anthropic import fake_anthropic, no_real_anthropic  # noqa: F401
 from tests.postgres import postgres_server  # noqa: F401
 from tests.reliability.figures import FIGURES, WORKER_OUTPUT, write_figures
@@ -62,6 +63,9 @@ def isolated_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Pat
 _ROOT_FIXTURES = frozenset({"mounted_data_dir"})
 _ROOT_CALLS = frozenset({"small_tmpfs", "read_only_view", "require_root", "mknod"})
 """What a test calls that needs root: tmpfs and bind mounts, chown to others, device nodes."""
+
+_BROWSER_FIXTURES = frozenset({"browser"})
+"""Headless Chromium (tests/e2e/web/conftest.py), which every browser test's page comes from."""
 
 
 SERIAL = frozenset(
@@ -117,9 +121,10 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
 
 @pytest.hookimpl(tryfirst=True)  # before xdist reads the groups
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Mark the tests that need PostgreSQL (its fixture, or a `postgres` backend parameter)
-    and those that need root (a root fixture, or a call of a root helper in the test); and
-    give each test its xdist group (this module's docstring)."""
+    """Mark the tests that need PostgreSQL (its fixture, or a `postgres` backend parameter),
+    those that need root (a root fixture, or a call of a root helper in the test) and those
+    that need Chromium (the browser fixture); and give each test its xdist group (this
+    module's docstring)."""
     for item in items:
         fixtures = set(getattr(item, "fixturenames", ()))
         callspec = getattr(item, "callspec", None)
@@ -130,6 +135,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         called = set(inspect.unwrap(function).__code__.co_names) if function else set()
         if fixtures & _ROOT_FIXTURES or called & _ROOT_CALLS:
             item.add_marker(ROOT)
+        if fixtures & _BROWSER_FIXTURES:
+            item.add_marker(CHROMIUM)
         module = item.nodeid.split("::", 1)[0]
         if module in SERIAL:
             item.add_marker(pytest.mark.serial)

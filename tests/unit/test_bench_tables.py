@@ -1,4 +1,4 @@
-"""The READMEs' benchmark tables and the latency plot are what bench/results/*.json gives.
+"""bench/README.md's benchmark tables and the latency plot are what bench/results/*.json gives.
 
 `python -m bench.tables` writes them; these tests hold the committed files to it, and the
 generator to being a function of the JSON alone.
@@ -115,28 +115,24 @@ def test_a_results_file_that_names_no_command_is_captioned_with_its_producer(
     assert render_table([row]) in generated  # with its floors, as bench.container prints it
 
 
-def test_the_committed_readmes_mark_every_figure_and_every_table_has_its_json() -> None:
-    bench_readme, readme = (
-        tables.marked_tables(path.read_text(encoding="utf-8"))
-        for path in (tables.READMES[1], tables.READMES[0])
-    )
+def test_bench_readme_marks_every_table_and_every_table_has_its_json() -> None:
+    (bench_readme,) = tables.READMES
 
-    assert set(bench_readme) >= {
-        "latest",
-        "quick",
-        "peers",
-        "compaction",
-        "search",
-        "container",
-        "first-turn",
-        "front-door",
-    }
-    assert set(readme) >= {"latest", "peers-summary"}
+    marked = tables.marked_tables(bench_readme.read_text(encoding="utf-8"))
+
+    assert sorted(marked) == sorted(tables.TABLES)
     for name, generate in tables.TABLES.items():
         assert generate(tables.RESULTS).startswith("Measured "), name
 
 
-def test_the_committed_readmes_and_plot_are_what_the_committed_json_gives() -> None:
+def test_the_readme_holds_no_benchmark_table_but_links_to_them() -> None:
+    readme = (tables.REPOSITORY / "README.md").read_text(encoding="utf-8")
+
+    assert tables.marked_tables(readme) == []
+    assert "(bench/README.md)" in readme
+
+
+def test_the_committed_tables_and_plot_are_what_the_committed_json_gives() -> None:
     for path, wanted in tables.outputs().items():
         assert path.read_text(encoding="utf-8") == wanted, (
             f"{path} is not what bench/results/*.json gives: run `python -m bench.tables`"

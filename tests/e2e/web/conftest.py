@@ -20,11 +20,11 @@ from typing import Any
 
 import pytest
 
+from tests.components import CHROMIUM as BROWSER
 from tests.components import missing
 from tests.e2e.conftest import Lazy
 
 CHROMIUM = Path("/usr/bin/chromium")
-BROWSER = "chromium"
 _SERVING = re.compile(r"lazy web: serving (\S+) ")
 _START_SECONDS = 20
 
