@@ -1,7 +1,7 @@
 """The README's quick start, run as written on a Python that follows PEP 668 (issue #30, point 9).
 
 Such a Python (Debian's, Ubuntu's, Homebrew's) refuses `pip install` outside a virtual
-environment, so the quick start must make one. The test runs the quick start's shell block,
+environment, so the quick start must make one. The test runs the quick start's first command,
 word for word, in a copy of this checkout, with nothing on PATH but that Python's folder and
 the system's: a fresh venv, a real `pip install .` that builds and installs the checkout, and
 the `lazy` it installs.
@@ -35,6 +35,14 @@ SOURCE = ("pyproject.toml", "README.md", "engine", "wire", "adapters", "rpc")
 
 SYSTEM_PYTHONS = ("/usr/bin/python3", "/usr/local/bin/python3")
 CI_RUN = documents.REPOSITORY / ".ci" / "run"
+
+
+def _quick_start() -> list[str]:
+    """The quick start's commands: one that installs lazy and saves a record, one that runs
+    the whole test suite (a line each, of the section's first shell block)."""
+    readme = documents.README.read_text()
+    block = documents.code_blocks(documents.section(readme, "Quick start"), "sh")[0]
+    return block.splitlines()
 
 
 def _pep_668_python() -> Path:
@@ -110,9 +118,7 @@ def _clone(folder: Path) -> Path:
 
 def test_the_quick_start_installs_lazy_in_a_fresh_venv_and_saves_a_record(tmp_path: Path) -> None:
     python = _pep_668_python()
-    quick_start = documents.code_blocks(
-        documents.section(documents.README.read_text(), "Quick start"), "sh"
-    )[0]
+    quick_start = _quick_start()[0]
     clone = _clone(tmp_path / "lazy-memory")
     environment = {
         key: value
@@ -177,10 +183,14 @@ def _as_the_readme_writes_it(words: list[str]) -> list[str]:
     return [word for word in words if word != "--quiet" and not word.startswith("--durations")]
 
 
-def test_ci_runs_the_readme_s_test_commands() -> None:
-    readme = documents.README.read_text()
-    test_block = documents.code_blocks(documents.section(readme, "Running the tests"), "sh")[0]
-    ci = [_as_the_readme_writes_it(command) for command in _commands(CI_RUN.read_text())]
+def test_the_quick_start_is_two_commands() -> None:
+    assert len(_quick_start()) == 2
 
-    for command in _commands(test_block):
+
+def test_ci_runs_the_readme_s_test_commands() -> None:
+    ci = [_as_the_readme_writes_it(command) for command in _commands(CI_RUN.read_text())]
+    test_command = _quick_start()[1]
+
+    assert _commands(test_command)
+    for command in _commands(test_command):
         assert command in ci, shlex.join(command)
