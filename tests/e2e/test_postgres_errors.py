@@ -197,7 +197,8 @@ async def provoked(dsn: str, fault: Fault) -> AsyncIterator[None]:
 
 
 async def engine_answer(environment: dict[str, str], directory: Path) -> dict[str, Any]:
-    """What `lazy engine` on stdio answers a recall with, in the environment given."""
+    """What `lazy engine` on stdio answers a recall of the record with, in the environment
+    given (the index's recall answers the launch's marker instead of an error)."""
     engine = await RawClient.spawn(
         ["engine"],
         {**os.environ, **environment, "LAZY_DATA": str(directory / "engine-data")},
@@ -205,7 +206,7 @@ async def engine_answer(environment: dict[str, str], directory: Path) -> dict[st
     )
     try:
         assert "result" in await engine.initialize()
-        answer = await engine.request("lazy/memory/recall")
+        answer = await engine.request("lazy/memory/recall", {"name": "note"})
         assert await engine.close() == 0
         return answer
     finally:
