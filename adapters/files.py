@@ -15,7 +15,7 @@ import logging
 import os
 import stat
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import ParamSpec, TypeVar
@@ -25,9 +25,11 @@ from pydantic import ValidationError
 from lazy_memory.adapters.config import DEFAULT_POLL_SECONDS
 from lazy_memory.adapters.data_dir import create_data_dir
 from lazy_memory.adapters.durable import replace_file
-from lazy_memory.adapters.files_index import index_batches
+from lazy_memory.adapters.files_index import index_batches, unreadable_records
 from lazy_memory.adapters.files_journal import FileKey, Index, Journal, file_key, key_of
 from lazy_memory.adapters.files_layout import COMPACT
+from lazy_memory.adapters.files_lines import BadLine
+from lazy_memory.adapters.row_checks import as_text, unreadable
 from lazy_memory.engine.compact import Compact
 from lazy_memory.engine.errors import (
     Conflict,
@@ -35,8 +37,9 @@ from lazy_memory.engine.errors import (
     LazyMemoryError,
     NotFound,
     StorageUnavailable,
+    UnreadableRecords,
 )
-from lazy_memory.engine.index import IndexEntry
+from lazy_memory.engine.index import IndexEntry, UnreadableRecord
 from lazy_memory.engine.names import spellings_among
 from lazy_memory.engine.ports import ChangeListener, IndexBatches
 from lazy_memory.engine.records import (
@@ -69,6 +72,7 @@ class FileStorage:
 
     def __init__(self, root: Path, poll_seconds: float = DEFAULT_POLL_SECONDS) -> None:
         self.root = root
+        self._where = f"the store at {root}"
         self._poll_seconds = poll_seconds
         self._listeners: list[ChangeListener] = []
         self._watcher: asyncio.Task[None] | None = None
@@ -76,7 +80,7 @@ class FileStorage:
         self._compact = root / COMPACT
         self._compact_cache: tuple[FileKey, Compact] | None = None
         # The search index and the generation of the journal's index it was built at.
-        self._search_index: tuple[int, SearchIndex] | None = None
+        self._search_index: tuple[int, SearchIndex, list[UnreadableRecord]] | None = None
         # change_marker: this handle, and how often it has seen the files change.
         self._handle = os.urandom(8).hex()
         self._seen: tuple[object, ...] | None = None
@@ -93,25 +97,30 @@ class FileStorage:
         """Every live record, ordered by name."""
 
         def records(index: Index) -> list[Record]:
-            slots = [index.slots[name] for name in index.live]
-            return [record_after(entry) for entry in self._journal.entries_at(slots)]
+            entries, failed = self._live_entries(index)
+            return self._read_all(index, [record_after(entry) for entry in entries], failed)
 
         return await self._read(records)
 
     async def list_index(self) -> list[IndexEntry]:
         """Every live record's index entry (no body), ordered by name."""
-
-        def entries(index: Index) -> list[IndexEntry]:
-            entries: list[IndexEntry] = []
-            for batch in index_batches(index):
-                entries += batch
-            return entries
-
-        return await self._read(entries)
+        return await self.fold_index(
+            lambda batches: [entry for batch in batches for entry in batch]
+        )
 
     async def fold_index(self, fold: Callable[[IndexBatches], _T]) -> _T:
         """fold's answer on the index, each batch of entries made as fold comes to it."""
-        return await self._read(lambda index: fold(index_batches(index)))
+        return await self._read(lambda index: self._read_all(index, fold(index_batches(index))))
+
+    async def unreadable_records(self) -> list[UnreadableRecord]:
+        """Every live record whose latest line does not read, and why, in name order: the
+        ones the index found, and those whose whole entry its model refuses."""
+
+        def check(index: Index) -> list[UnreadableRecord]:
+            failed = self._live_entries(index)[1] + unreadable_records(index)
+            return sorted(failed)
+
+        return await self._read(check)
 
     async def change_marker(self) -> str:
         """This handle, and how many changes of the files it has seen.
@@ -134,10 +143,7 @@ class FileStorage:
         """The live record called name; NotFound if it never existed or was removed."""
 
         def record(index: Index) -> Record:
-            slot = index.slots.get(name)
-            if slot is None or slot.removed:
-                raise NotFound(f"no live record named {name!r}")
-            return record_after(self._journal.entry_at(slot))
+            return record_after(self._live_entry(index, name))
 
         return await self._read(record)
 
@@ -170,12 +176,10 @@ class FileStorage:
         """Tombstone a live record as its next revision; NotFound if it is not live."""
 
         def change(index: Index) -> HistoryEntry:
-            current = index.slots.get(name)
-            if current is None or current.removed:
-                raise NotFound(f"no live record named {name!r}")
+            live = self._live_entry(index, name)
             return history_entry(
-                self._journal.entry_at(current),
-                revision=current.revision + 1,
+                live,
+                revision=live.revision + 1,
                 operation=Operation.REMOVE,
                 actor=actor,
                 at=at,
@@ -193,10 +197,19 @@ class FileStorage:
         def read(index: Index) -> list[HistoryEntry]:
             if name is not None and name not in index.slots:
                 return []
-            return self._journal.history()
+            entries, failed = [], {}
+            for entry in self._journal.history(name):
+                if not isinstance(entry, BadLine):
+                    entries.append(entry)
+                elif as_text(entry.name) not in failed:  # the first of a record's, as SQL's
+                    at = "a line" if entry.revision is None else f"revision {entry.revision}"
+                    bad = unreadable(entry.name, f"{at} in its history: {entry.reason}")
+                    failed[bad.name] = bad
+            if failed:
+                raise UnreadableRecords.found(self._where, list(failed.values()), entries)
+            return entries
 
-        entries = await self._read(read)
-        return [entry for entry in entries if name is None or entry.name == name]
+        return await self._read(read)
 
     async def spellings(self, name: str) -> list[str]:
         """The names held, live or removed, that are the same name as name."""
@@ -218,12 +231,11 @@ class FileStorage:
 
         def search(index: Index) -> list[SearchHit]:
             if self._search_index is None or self._search_index[0] != index.generation:
-                slots = [index.slots[name] for name in index.live]
-                self._search_index = (
-                    index.generation,
-                    SearchIndex(self._journal.entries_at(slots)),
-                )
-            return self._search_index[1].search(query, limit)
+                entries, failed = self._live_entries(index)
+                self._search_index = (index.generation, SearchIndex(entries), failed)
+            _, searched, failed = self._search_index
+            # The index cannot tell whether a record it cannot read would match: all are named.
+            return self._read_all(index, searched.search(query, limit), failed)
 
         return await self._read(search)
 
@@ -264,6 +276,39 @@ class FileStorage:
         self._compact_cache = None
         self._search_index = None
         await self._run(self._journal.close)
+
+    def _live_entries(self, index: Index) -> tuple[list[HistoryEntry], list[UnreadableRecord]]:
+        """The entries of the live records whose latest line reads, and those whose whole
+        entry (not in the index) does not; call it inside read()."""
+        entries, failed = [], []
+        for entry in self._journal.entries_at([index.slots[name] for name in index.live]):
+            if isinstance(entry, BadLine):
+                failed.append(unreadable(entry.name, entry.reason))
+            else:
+                entries.append(entry)
+        return entries, failed
+
+    def _live_entry(self, index: Index, name: str) -> HistoryEntry:
+        """The entry of the live record called name: NotFound if there is none,
+        UnreadableRecords if it does not read; call it inside read() or commit()."""
+        slot = index.slots.get(name)
+        if slot is None or slot.removed:
+            raise NotFound(f"no live record named {name!r}")
+        reason = index.unreadable.get(name)
+        if reason is None:
+            entry = self._journal.entry_at(slot)
+            if not isinstance(entry, BadLine):
+                return entry
+            reason = entry.reason
+        raise UnreadableRecords.found(self._where, [UnreadableRecord(name, reason)])
+
+    def _read_all(self, index: Index, answer: _T, failed: Sequence[UnreadableRecord] = ()) -> _T:
+        """answer, a read's of every live record; or UnreadableRecords with it, naming the
+        records the index found unreadable and the failed ones."""
+        every = sorted([*failed, *unreadable_records(index)])
+        if every:
+            raise UnreadableRecords.found(self._where, every, answer)
+        return answer
 
     async def _read(self, operation: Callable[[Index], _T]) -> _T:
         return await self._run(self._journal.read, operation)

@@ -69,6 +69,7 @@ def written(line: bytes) -> Written | None:
         and type(body) is str
         and (provenance is None or _is_provenance(provenance))
         and type(revision) is int
+        and revision > 0
         and type(operation) is str
         and operation in _OPERATIONS
         and _is_actor(actor)

@@ -15,7 +15,9 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from lazy_memory.adapters.files_entries import Written
 from lazy_memory.adapters.files_layout import FileKey
-from lazy_memory.engine.index import IndexEntry
+from lazy_memory.adapters.files_lines import BadLine
+from lazy_memory.adapters.row_checks import as_text
+from lazy_memory.engine.index import IndexEntry, UnreadableRecord
 from lazy_memory.engine.kinds import Operation, RecordType
 
 if TYPE_CHECKING:
@@ -59,15 +61,17 @@ class Index:
         self.times: dict[str, datetime] = {}
         """When each name's latest entry was written: the index's time of a live record."""
         self.live: list[str] = []
-        """The names of live records, sorted."""
+        """The names of live records whose latest entry reads, sorted."""
+        self.unreadable: dict[str, str] = {}
+        """The names whose latest entry does not read (files_lines.BadLine), and why: live
+        records the store cannot read, in no list of live names."""
         self.generation = 0
         """Grows with every entry applied, so caches built from the index know when it moved."""
 
     def apply(self, entry: Written | HistoryEntry, offset: int, length: int) -> None:
         """Take in the entry whose line starts at offset (the index's own end)."""
         removed = entry.operation is Operation.REMOVE
-        previous = self.slots.get(entry.name)
-        was_live = previous is not None and not previous.removed
+        was_live = self._was_live(entry.name)
         self.slots[entry.name] = Slot(
             entry.type, entry.description, entry.revision, removed, offset, length
         )
@@ -76,6 +80,31 @@ class Index:
             del self.live[bisect.bisect_left(self.live, entry.name)]
         elif not was_live and not removed:
             bisect.insort(self.live, entry.name)
+        self._advance(offset, length)
+
+    def apply_unreadable(self, bad: BadLine, offset: int, length: int) -> None:
+        """Take in a line that does not read but names its record: the record is live and
+        cannot be read, and its next save takes the revision after the line's (or after its
+        last readable one's, when the line gives none that reads)."""
+        name = as_text(bad.name)
+        if self._was_live(name):
+            del self.live[bisect.bisect_left(self.live, name)]
+        previous = self.slots.get(name)
+        revision = bad.revision or (1 if previous is None else previous.revision + 1)
+        kind, description = (RecordType.PROJECT, "") if previous is None else previous[:2]
+        self.slots[name] = Slot(kind, description, revision, False, offset, length)
+        self.unreadable[name] = bad.reason
+        self._advance(offset, length)
+
+    def _was_live(self, name: str) -> bool:
+        """Whether name is a live record that reads (in live): a name taken in as unreadable
+        is not, and is no longer so once its next line is."""
+        if self.unreadable.pop(name, None) is not None:
+            return False
+        previous = self.slots.get(name)
+        return previous is not None and not previous.removed
+
+    def _advance(self, offset: int, length: int) -> None:
         self.entries += 1
         self.offset = offset + length
         self.generation += 1
@@ -90,7 +119,13 @@ class Index:
         return sorted(name for name in watermark if name in slots and slots[name].removed)
 
     def due_for_checkpoint(self) -> bool:
-        """True once replaying the lines after the checkpoint costs more than rewriting it."""
+        """True once replaying the lines after the checkpoint costs more than rewriting it.
+
+        Never while a name's latest line does not read: a checkpoint has no row for such a
+        name, so the lines after the last one are replayed until the record is saved again.
+        """
+        if self.unreadable:
+            return False
         behind = self.entries - self.checkpoint_entries
         return behind > max(CHECKPOINT_MIN_ENTRIES, len(self.slots) // CHECKPOINT_FRACTION)
 
@@ -123,3 +158,8 @@ def changes_between(before: dict[str, Slot], after: dict[str, Slot]) -> list[Cha
         for name, slot in sorted(after.items())
         if name not in before or before[name].revision != slot.revision
     ]
+
+
+def unreadable_records(index: Index) -> list[UnreadableRecord]:
+    """The live records whose latest line does not read, and why, in name order."""
+    return [UnreadableRecord(name, reason) for name, reason in sorted(index.unreadable.items())]

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
 from lazy_memory.adapters.files_checkpoint import Checkpoint, read_checkpoint, write_checkpoint
-from lazy_memory.adapters.files_entries import Written, written
+from lazy_memory.adapters.files_entries import Written
 from lazy_memory.adapters.files_index import Index, Slot, changes_between
 from lazy_memory.adapters.files_layout import (
     CHECKPOINT,
@@ -47,7 +47,10 @@ from lazy_memory.adapters.files_layout import (
     validation_reason,
 )
 from lazy_memory.adapters.files_legacy import is_legacy_history, legacy_lines
+from lazy_memory.adapters.files_lines import BadLine, entry, indexed
+from lazy_memory.adapters.row_checks import as_text
 from lazy_memory.engine.errors import InvalidRecord, StorageUnavailable
+from lazy_memory.engine.kinds import Operation
 
 if TYPE_CHECKING:
     from lazy_memory.engine.ports import Change
@@ -59,6 +62,7 @@ __all__ = ["FileKey", "Index", "Journal", "file_key", "key_of"]
 _READ_CHUNK = 1 << 22
 """The most bytes one read of consecutive history lines takes at a time."""
 _T = TypeVar("_T")
+_E = TypeVar("_E", bound="Written | HistoryEntry | BadLine")
 
 
 class Journal:
@@ -158,12 +162,14 @@ class Journal:
             if index.due_for_checkpoint():
                 self._checkpoint(index)
 
-    def entry_at(self, slot: Slot) -> HistoryEntry:
-        """The history entry a slot points at; call it inside read() or commit()."""
+    def entry_at(self, slot: Slot) -> HistoryEntry | BadLine:
+        """The history entry a slot points at (or the BadLine it is); call it inside read()
+        or commit()."""
         return self.entries_at([slot])[0]
 
-    def entries_at(self, slots: Sequence[Slot]) -> list[HistoryEntry]:
-        """The history entries the slots point at, in the same order, read in few calls."""
+    def entries_at(self, slots: Sequence[Slot]) -> list[HistoryEntry | BadLine]:
+        """The history entries the slots point at, in the same order, read in few calls; a
+        line that does not read but names its record is its BadLine."""
         if not slots:
             return []
         self._require_reader()
@@ -186,10 +192,13 @@ class Journal:
                 begin = slots[number].offset - first.offset
                 lines[number] = chunk[begin : begin + slots[number].length]
             start = end
-        entries = []
+        entries: list[HistoryEntry | BadLine] = []
         for number, line in enumerate(lines):
             slot = slots[number]
             entry = self._parse(line, slot.offset)
+            if isinstance(entry, BadLine):
+                entries.append(entry)
+                continue
             if (entry.revision, entry.description) != (slot.revision, slot.description):
                 raise self._corrupt(
                     f"{CHECKPOINT} points at byte {slot.offset} of {HISTORY}, which holds "
@@ -198,13 +207,17 @@ class Journal:
             entries.append(entry)
         return entries
 
-    def history(self) -> list[HistoryEntry]:
-        """Every entry in the order written; call it inside read()."""
+    def history(self, name: str | None = None) -> list[HistoryEntry | BadLine]:
+        """Every entry in the order written, or those of one name; call it inside read().
+
+        A line that does not read but names its record is its BadLine (only the named one's,
+        for one name); a line that names none makes the store corrupt.
+        """
         index = self._index
         if index.offset == 0:
             return []
         self._require_reader()
-        entries: list[HistoryEntry] = []
+        entries: list[HistoryEntry | BadLine] = []
         position = 0
         while position < index.offset:
             chunk = self._pread(min(_READ_CHUNK, index.offset - position), position)
@@ -214,7 +227,9 @@ class Journal:
                 whole = whole[: whole.find(b"\n") + 1]
             for line in _lines(whole):
                 if line.strip():
-                    entries.append(self._parse(line, position))
+                    entry = self._parse(line, position)
+                    if name is None or as_text(entry.name) == name:
+                        entries.append(entry)
                 position += len(line)
         return entries
 
@@ -285,18 +300,28 @@ class Journal:
                     return
             for line in _lines(whole):
                 if line.strip():
-                    entry = written(line) or self._parse(line, index.offset)
-                    self._apply(index, entry, index.offset, len(line))
+                    self._apply(
+                        index, self._named(indexed(line), index.offset), index.offset, len(line)
+                    )
                 else:
                     index.skip(len(line))
 
-    def _apply(self, index: Index, entry: Written | HistoryEntry, offset: int, length: int) -> None:
-        index.apply(entry, offset, length)
+    def _apply(
+        self, index: Index, entry: Written | HistoryEntry | BadLine, offset: int, length: int
+    ) -> None:
+        if isinstance(entry, BadLine):
+            index.apply_unreadable(entry, offset, length)
+        else:
+            index.apply(entry, offset, length)
         if self._changes is not None:
             from lazy_memory.engine.ports import Change
 
-            change = Change(name=entry.name, revision=entry.revision, operation=entry.operation)
-            self._changes.append(change)
+            if isinstance(entry, BadLine):
+                name = as_text(entry.name)
+                revision, operation = index.slots[name].revision, Operation.SAVE
+            else:
+                name, revision, operation = entry.name, entry.revision, entry.operation
+            self._changes.append(Change(name=name, revision=revision, operation=operation))
 
     def _check_checkpoint(self, checkpoint: Checkpoint) -> None:
         """Refuse a checkpoint that reaches past the history or into the middle of a line."""
@@ -374,19 +399,18 @@ class Journal:
             os.close(self._reader)
             self._reader = None
 
-    def _parse(self, line: bytes, offset: int) -> HistoryEntry:
-        """The whole entry a line holds, read by its model (which says why it cannot be)."""
-        from pydantic import ValidationError
-
-        from lazy_memory.engine.records import HistoryEntry
-
+    def _parse(self, line: bytes, offset: int) -> HistoryEntry | BadLine:
+        """The whole entry a line holds, read by its model, or the BadLine it is."""
         if not line.endswith(b"\n"):
             raise self._corrupt(f"the entry at byte {offset} of {HISTORY} is cut short")
-        try:
-            return HistoryEntry.model_validate_json(line)
-        except ValidationError as error:
-            reason = validation_reason(error)
-            raise self._corrupt(f"the entry at byte {offset}: {reason}") from error
+        return self._named(entry(line), offset)
+
+    def _named(self, entry: _E, offset: int) -> _E:
+        """entry, unless it is a line that names no record: no record can be vouched for
+        then (it may be any one's latest entry), so the store is corrupt."""
+        if isinstance(entry, BadLine) and entry.name is None:
+            raise self._corrupt(f"the entry at byte {offset}: {entry.reason}")
+        return entry
 
     def _corrupt(self, reason: str, path: Path | None = None) -> StorageUnavailable:
         return corrupt(path or self.history_path, reason)

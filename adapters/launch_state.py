@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from lazy_memory.adapters.config import Settings
 
 if TYPE_CHECKING:
-    from lazy_memory.engine.index import IndexEntry
+    from lazy_memory.engine.index import IndexEntry, UnreadableRecord
 
 LIGHT_BACKENDS = ("sqlite", "files")
 """The backends whose stores the hook reads without the engine."""
@@ -51,6 +51,8 @@ class LaunchState(NamedTuple):
     removed: list[str]
     compact_digest: str | None
     """The digest of the compact's stored JSON, which its model accepts."""
+    unreadable: list[UnreadableRecord]
+    """The live records whose rows do not read: the section names them in one line."""
 
 
 def launch_state(settings: Settings, trusted: str | None) -> LaunchState:
@@ -64,12 +66,14 @@ def launch_state(settings: Settings, trusted: str | None) -> LaunchState:
 
 
 def _sqlite_state(path: Path, trusted: str | None) -> LaunchState:
+    from lazy_memory.adapters.sqlite_failures import leniently
     from lazy_memory.adapters.sqlite_index import compact_json, index, removed_since
     from lazy_memory.adapters.sqlite_reader import Reader
 
     reader = Reader(path)
+    failed: list[UnreadableRecord] = []
     try:
-        records = reader.read(index)
+        records = reader.read(leniently(lambda connection: index(connection, failed)))
         compact, digest = _compact(reader.read(compact_json), trusted)
         removed = []
         if compact is not None:
@@ -77,17 +81,22 @@ def _sqlite_state(path: Path, trusted: str | None) -> LaunchState:
             removed = reader.read(lambda connection: removed_since(connection, watermark))
     finally:
         reader.close()
-    return LaunchState(records, compact, removed, digest)
+    return LaunchState(records, compact, removed, digest, failed)
 
 
 def _files_state(root: Path, trusted: str | None) -> LaunchState:
-    from lazy_memory.adapters.files_index import index_batches
+    from lazy_memory.adapters.files_index import index_batches, unreadable_records
     from lazy_memory.adapters.files_journal import Journal
     from lazy_memory.adapters.files_layout import COMPACT
 
     journal = Journal(root)
     try:
-        records = journal.read(lambda index: [e for batch in index_batches(index) for e in batch])
+        records, failed = journal.read(
+            lambda index: (
+                [entry for batch in index_batches(index) for entry in batch],
+                unreadable_records(index),
+            )
+        )
         try:
             stored: bytes | None = (root / COMPACT).read_bytes()
         except FileNotFoundError:
@@ -97,7 +106,7 @@ def _files_state(root: Path, trusted: str | None) -> LaunchState:
         removed = journal.read(lambda index: index.removed_since(watermark))
     finally:
         journal.close()
-    return LaunchState(records, compact, removed, digest)
+    return LaunchState(records, compact, removed, digest, failed)
 
 
 def _compact(stored: Any, trusted: str | None) -> tuple[KeptCompact | None, str | None]:

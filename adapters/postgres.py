@@ -27,18 +27,29 @@ from lazy_memory.adapters.postgres_connections import Connections
 from lazy_memory.adapters.postgres_dsn import check_dsn, describe
 from lazy_memory.adapters.postgres_notifications import ChangeFeed
 from lazy_memory.adapters.postgres_search import candidates, hits
-from lazy_memory.adapters.postgres_text import DIALECT, loaded, stored
+from lazy_memory.adapters.postgres_text import (
+    DIALECT,
+    PooledConnection,
+    json_list,
+    lenient_connection,
+    loaded,
+    stored,
+    text_list,
+)
 from lazy_memory.adapters.postgres_writes import append, lock_name, touch_project
+from lazy_memory.adapters.row_checks import index_entries
 from lazy_memory.adapters.sql_rows import (
     HISTORY_COLUMNS,
     RECORD_COLUMNS,
     history_from_row,
+    read_row,
+    read_rows,
     record_from_row,
+    record_problem,
 )
 from lazy_memory.engine.compact import Compact
-from lazy_memory.engine.errors import Conflict, NotFound, StorageUnavailable
-from lazy_memory.engine.index import IndexEntry
-from lazy_memory.engine.kinds import RECORD_TYPES
+from lazy_memory.engine.errors import Conflict, NotFound, StorageUnavailable, UnreadableRecords
+from lazy_memory.engine.index import IndexEntry, UnreadableRecord
 from lazy_memory.engine.names import name_key, spellings_among
 from lazy_memory.engine.ports import ChangeListener
 from lazy_memory.engine.records import (
@@ -80,6 +91,7 @@ class PostgresStorage:
     ) -> None:
         self.project = project
         self.where = describe(dsn)
+        self._store = f"the store of project {project!r} in PostgreSQL at {self.where}"
         self._connections = Connections(pool, self.where, connect_timeout)
         self._feed = ChangeFeed(dsn, project, self.where, connect_timeout)
 
@@ -101,6 +113,8 @@ class PostgresStorage:
             max_size=POOL_MAX_SIZE,
             timeout=connect_timeout,
             command_timeout=COMMAND_TIMEOUT_SECONDS,
+            connection_class=PooledConnection,
+            init=lenient_connection,
         )
         return cls(await pool, dsn, project, connect_timeout)
 
@@ -111,7 +125,7 @@ class PostgresStorage:
             "WHERE project = $1 AND NOT deleted ORDER BY name",
             self.project,
         )
-        return [record_from_row(row, DIALECT) for row in rows]
+        return read_rows(rows, _record, self._store)
 
     async def list_index(self) -> list[IndexEntry]:
         """Every live record's index entry, ordered by name; bodies are never read."""
@@ -120,11 +134,21 @@ class PostgresStorage:
             "WHERE project = $1 AND NOT deleted ORDER BY name",
             self.project,
         )
+        failed: list[UnreadableRecord] = []
         # asyncpg hands TIMESTAMPTZ over as an aware datetime: nothing to parse per row.
-        return [
-            IndexEntry(loaded(name), RECORD_TYPES[type_], loaded(description), revision, updated_at)
-            for name, type_, description, revision, updated_at in rows
-        ]
+        entries = index_entries(rows, DIALECT.parse, failed, text=loaded)
+        if failed:
+            raise UnreadableRecords.found(self._store, failed, entries)
+        return entries
+
+    async def unreadable_records(self) -> list[UnreadableRecord]:
+        """Every live record whose row does not read, and why, in name order."""
+        rows = await self._connections.fetch(
+            f"SELECT {RECORD_COLUMNS} FROM lazy_records "
+            "WHERE project = $1 AND NOT deleted ORDER BY name",
+            self.project,
+        )
+        return [problem for row in rows if (problem := record_problem(row, DIALECT))]
 
     async def change_marker(self) -> str:
         """The version of the project's counter row: every write of any kind updates it.
@@ -143,7 +167,7 @@ class PostgresStorage:
         rows = await self._connections.fetch(_LIVE_RECORD, self.project, stored(name))
         if not rows:
             raise NotFound(f"no record named {name!r}")
-        return record_from_row(rows[0], DIALECT)
+        return read_row(rows[0], _record, self._store)
 
     async def save_record(
         self,
@@ -179,7 +203,7 @@ class PostgresStorage:
             row = await connection.fetchrow(_LIVE_RECORD, self.project, stored(name))
             if row is None:
                 raise NotFound(f"no record named {name!r}")
-            live = record_from_row(row, DIALECT)
+            live = read_row(row, _record, self._store)
             entry = history_entry(
                 live, revision=live.revision + 1, operation=Operation.REMOVE, actor=actor, at=at
             )
@@ -202,7 +226,7 @@ class PostgresStorage:
                 self.project,
                 stored(name),
             )
-        return [history_from_row(row, DIALECT) for row in rows]
+        return read_rows(rows, lambda row: history_from_row(row, DIALECT), self._store)
 
     async def spellings(self, name: str) -> list[str]:
         """The names held, live or removed, that are the same name as name."""
@@ -229,16 +253,17 @@ class PostgresStorage:
         """Names in watermark that are tombstoned now."""
         rows = await self._connections.fetch(
             "SELECT name FROM lazy_records "
-            "WHERE project = $1 AND deleted AND name = ANY($2::text[]) ORDER BY name",
+            f"WHERE project = $1 AND deleted AND name = ANY({text_list(2)}) ORDER BY name",
             self.project,
-            [stored(name) for name in watermark],
+            json_list(stored(name) for name in watermark),
         )
         return [loaded(row["name"]) for row in rows]
 
     async def search(self, query: SearchQuery, limit: int) -> list[SearchHit]:
         """The best limit live records for query, ranked as every backend ranks them."""
         sql, arguments = candidates(query)
-        return hits(query, limit, await self._connections.fetch(sql, self.project, *arguments))
+        rows = await self._connections.fetch(sql, self.project, *arguments)
+        return hits(query, limit, rows, self._store)
 
     async def get_compact(self) -> Compact | None:
         """The compact slot's content, if any."""
@@ -290,3 +315,7 @@ class PostgresStorage:
         """Stop listening and close every connection."""
         await self._feed.aclose()
         await self._connections.aclose()
+
+
+def _record(row: asyncpg.Record) -> Record | UnreadableRecord:
+    return record_from_row(row, DIALECT)

@@ -18,7 +18,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from lazy_memory.adapters.postgres_text import loaded, stored
+from lazy_memory.adapters.postgres_text import DIALECT, json_list, loaded, stored, text_list
+from lazy_memory.adapters.row_checks import search_problem, unreadable
+from lazy_memory.engine.errors import UnreadableRecords
 from lazy_memory.engine.kinds import RECORD_TYPES
 from lazy_memory.engine.records import RecordContent
 from lazy_memory.engine.search_model import Phrase, SearchHit, SearchQuery, tokenize
@@ -78,7 +80,8 @@ def candidates(query: SearchQuery) -> tuple[str, list[Any]]:
     and of their tokens, read in the same statement, so from the same snapshot.
     """
     sql = (
-        "SELECT name, type, description, body, statistics.records, statistics.tokens "
+        "SELECT name, type, description, body, statistics.records, statistics.tokens, "
+        "revision, updated_at "
         "FROM lazy_records, (SELECT count(*) AS records, "
         "coalesce(sum(search_length), 0) AS tokens FROM lazy_records "
         "WHERE project = $1 AND NOT deleted) AS statistics "
@@ -89,14 +92,14 @@ def candidates(query: SearchQuery) -> tuple[str, list[Any]]:
         tsquery = candidate_query(query)
         if tsquery is not None:
             arguments.append(tsquery)
-            sql += " AND (search IS NULL OR search @@ $2::tsquery)"
+            sql += " AND (search IS NULL OR search @@ $2::text::tsquery)"
         return sql, arguments
     if query.types:
         arguments.append([kind.value for kind in query.types])
         sql += f" AND type = ANY(${len(arguments) + 1}::text[])"
     if query.names or query.name_prefixes:
-        arguments.append([stored(name) for name in query.names])
-        alternatives = [f"name = ANY(${len(arguments) + 1}::text[])"]
+        arguments.append(json_list(stored(name) for name in query.names))
+        alternatives = [f"name = ANY({text_list(len(arguments) + 1)})"]
         for prefix in query.name_prefixes:
             arguments.append(stored(prefix))
             alternatives.append(f"starts_with(name, ${len(arguments) + 1})")
@@ -104,20 +107,30 @@ def candidates(query: SearchQuery) -> tuple[str, list[Any]]:
     return sql, arguments
 
 
-def hits(query: SearchQuery, limit: int, rows: Sequence[Any]) -> list[SearchHit]:
-    """The best limit of the rows candidates() selected, ranked as ranked() ranks them."""
+def hits(query: SearchQuery, limit: int, rows: Sequence[Any], where: str) -> list[SearchHit]:
+    """The best limit of the rows candidates() selected, ranked as ranked() ranks them;
+    UnreadableRecords with them, naming the candidates that do not read (where: the store)."""
     if not rows:
         return []
-    contents = [
-        RecordContent(
-            name=loaded(name),
-            type=RECORD_TYPES[type_],
-            description=loaded(description),
-            body=loaded(body),
+    failed = []
+    contents = []
+    for name, type_, description, body, _records, _tokens, revision, at in rows:
+        problem = search_problem(name, type_, description, body, revision, at, DIALECT.parse)
+        if problem is not None:
+            failed.append(unreadable(name, problem))
+            continue
+        contents.append(
+            RecordContent(
+                name=loaded(name),
+                type=RECORD_TYPES[type_],
+                description=loaded(description),
+                body=loaded(body),
+            )
         )
-        for name, type_, description, body, _records, _tokens in rows
-    ]
-    return ranked(query, limit, contents, rows[0]["records"], rows[0]["tokens"])
+    found = ranked(query, limit, contents, rows[0]["records"], rows[0]["tokens"])
+    if failed:
+        raise UnreadableRecords.found(where, failed, found)
+    return found
 
 
 def ranked(

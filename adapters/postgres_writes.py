@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from lazy_memory.adapters.postgres_notifications import announce
 from lazy_memory.adapters.postgres_search import search_columns
-from lazy_memory.adapters.postgres_text import stored
+from lazy_memory.adapters.postgres_text import json_list, stored, text_list
 from lazy_memory.adapters.sql_rows import HISTORY_COLUMNS, RECORD_COLUMNS
 from lazy_memory.engine.records import HistoryEntry
 
@@ -21,7 +21,8 @@ if TYPE_CHECKING:
 
 UPSERT_RECORD = (
     f"INSERT INTO lazy_records (project, {RECORD_COLUMNS}, deleted, search, search_length) "
-    "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, array_to_tsvector($12::text[]), $13) "
+    "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, "
+    f"array_to_tsvector({text_list(12)}), $13) "
     "ON CONFLICT (project, name) DO UPDATE SET type = excluded.type, "
     "description = excluded.description, body = excluded.body, "
     "provenance = excluded.provenance, revision = excluded.revision, "
@@ -86,7 +87,7 @@ async def append(
         entry.at,
         *trailing,
         deleted,
-        search.lexemes,
+        None if search.lexemes is None else json_list(search.lexemes),
         search.length,
     )
     await connection.execute(

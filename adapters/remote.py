@@ -22,7 +22,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from lazy_memory.adapters.address import Address, parse_address
 from lazy_memory.adapters.config import (
@@ -31,9 +31,21 @@ from lazy_memory.adapters.config import (
 )
 from lazy_memory.adapters.remote_connection import ConnectionLost, DaemonConnection, NoAnswer
 from lazy_memory.engine.compact import Compact
-from lazy_memory.engine.errors import LazyMemoryError, PermissionDenied, StorageUnavailable
-from lazy_memory.engine.index import IndexEntry
-from lazy_memory.engine.records import Actor, HistoryEntry, Operation, Record, RecordContent
+from lazy_memory.engine.errors import (
+    LazyMemoryError,
+    PermissionDenied,
+    StorageUnavailable,
+    UnreadableRecords,
+)
+from lazy_memory.engine.index import IndexEntry, UnreadableRecord
+from lazy_memory.engine.records import (
+    Actor,
+    HistoryEntry,
+    Operation,
+    Record,
+    RecordContent,
+    UnreadableRow,
+)
 from lazy_memory.engine.search_model import SearchHit, SearchQuery
 from lazy_memory.wire import names
 from lazy_memory.wire.errors import error_for_code
@@ -53,10 +65,12 @@ from lazy_memory.wire.storage import (
     RevisionsResult,
     SaveRecordParams,
     StorageSearchParams,
+    UnreadableResult,
     WatermarkParams,
 )
 
 ResultT = TypeVar("ResultT", bound=BaseModel)
+ReadT = TypeVar("ReadT")
 logger = logging.getLogger(__name__)
 
 CONNECT_ATTEMPTS = 3
@@ -125,18 +139,20 @@ class RemoteStorage:
 
     async def list_records(self) -> list[Record]:
         """Every live record, ordered by name."""
-        return (await self._call(names.STORAGE_LIST_RECORDS, NoParams(), RecordsResult)).records
+        answer = await self._call(names.STORAGE_LIST_RECORDS, NoParams(), RecordsResult)
+        return self._read(answer.records, answer.unreadable)
 
     async def list_index(self) -> list[IndexEntry]:
         """Every live record's index entry, ordered by name."""
         answer = await self._call(names.STORAGE_LIST_INDEX, NoParams(), IndexResult)
         try:
-            return index_entries(answer.entries)
+            entries = index_entries(answer.entries)
         except (TypeError, ValueError, KeyError) as error:
             raise StorageUnavailable(
                 f"the daemon at {self.address} answered list_index with an unexpected shape: "
                 f"{error}"
             ) from None
+        return self._read(entries, answer.unreadable)
 
     async def change_marker(self) -> str:
         """The daemon's store's change marker."""
@@ -168,8 +184,8 @@ class RemoteStorage:
 
     async def history(self, name: str | None = None) -> list[HistoryEntry]:
         """Every history entry in write order, or those of one name."""
-        params = HistoryParams(name=name)
-        return (await self._call(names.STORAGE_HISTORY, params, EntriesResult)).entries
+        answer = await self._call(names.STORAGE_HISTORY, HistoryParams(name=name), EntriesResult)
+        return self._read(answer.entries, answer.unreadable)
 
     async def spellings(self, name: str) -> list[str]:
         """The names the daemon's store holds that are the same name as name."""
@@ -189,7 +205,13 @@ class RemoteStorage:
     async def search(self, query: SearchQuery, limit: int) -> list[SearchHit]:
         """The best limit live records for query, as the daemon's store ranks them."""
         params = StorageSearchParams(query=query, limit=limit)
-        return (await self._call(names.STORAGE_SEARCH, params, SearchResult)).hits
+        answer = await self._call(names.STORAGE_SEARCH, params, SearchResult)
+        return self._read(answer.hits, answer.unreadable or [])
+
+    async def unreadable_records(self) -> list[UnreadableRecord]:
+        """Every live record the daemon's store cannot read, and why."""
+        answer = await self._call(names.STORAGE_UNREADABLE_RECORDS, NoParams(), UnreadableResult)
+        return [UnreadableRecord(row.name, row.reason) for row in answer.unreadable]
 
     async def get_compact(self) -> Compact | None:
         """The compact slot's content, if any."""
@@ -217,6 +239,16 @@ class RemoteStorage:
             except ConnectionLost:
                 connection.abort()  # closing anyway, without waiting on the daemon again
         await connection.close()
+
+    def _read(self, readable: ReadT, unreadable: list[UnreadableRow]) -> ReadT:
+        """readable, the daemon's answer to a read of many records; or UnreadableRecords
+        with it, when the daemon's store could not read some, as that store raises it."""
+        if not unreadable:
+            return readable
+        records = [UnreadableRecord(row.name, row.reason) for row in unreadable]
+        raise UnreadableRecords.found(
+            f"the store of the daemon at {self.address}", records, readable
+        )
 
     async def _call(
         self, name: str, params: Params, result: type[ResultT], *, write: bool = False
@@ -356,7 +388,23 @@ class RemoteStorage:
 def _typed_error(error: Mapping[str, Any], address: Address) -> LazyMemoryError:
     code, message = error.get("code"), str(error.get("message", "no message"))
     typed = error_for_code(code, message) if isinstance(code, int) else None
+    if isinstance(typed, StorageUnavailable):
+        # A record the daemon's store cannot read: named as its store named it.
+        rows = _unreadable_rows(error.get("data"))
+        if rows:
+            return UnreadableRecords(message, rows)
     return typed or StorageUnavailable(f"the daemon at {address} failed: {message} ({code})")
+
+
+def _unreadable_rows(data: Any) -> list[UnreadableRecord]:
+    """The records an error's data says the daemon's store could not read; [] for none."""
+    if not isinstance(data, dict):
+        return []
+    try:
+        rows = TypeAdapter(list[UnreadableRow]).validate_python(data.get("unreadable") or [])
+    except ValidationError:
+        return []
+    return [UnreadableRecord(row.name, row.reason) for row in rows]
 
 
 def _client_ssl_context(address: Address, ca_file: Path | None) -> ssl.SSLContext | None:

@@ -19,7 +19,7 @@ from datetime import datetime
 
 from lazy_memory.engine.compact import Compact
 from lazy_memory.engine.errors import LazyMemoryError, StorageUnavailable
-from lazy_memory.engine.index import IndexEntry
+from lazy_memory.engine.index import IndexEntry, UnreadableRecord
 from lazy_memory.engine.ports import Storage
 from lazy_memory.engine.records import Actor, HistoryEntry, Operation, Record, RecordContent
 from lazy_memory.engine.search_model import SearchHit, SearchQuery
@@ -85,6 +85,10 @@ class ReopeningStorage:
     async def spellings(self, name: str) -> list[str]:
         """The real store's spellings of name."""
         return await (await self._store()).spellings(name)
+
+    async def unreadable_records(self) -> list[UnreadableRecord]:
+        """The real store's records that cannot be read."""
+        return await (await self._store()).unreadable_records()
 
     async def live_revisions(self) -> dict[str, int]:
         """The current revision of every live record."""

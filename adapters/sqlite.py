@@ -43,11 +43,14 @@ from lazy_memory.adapters.sql_rows import (
     HISTORY_COLUMNS,
     RECORD_COLUMNS,
     history_from_row,
+    read_row,
+    read_rows,
     record_from_row,
+    record_problem,
 )
 from lazy_memory.adapters.sqlite_checkpoint import Checkpointer
 from lazy_memory.adapters.sqlite_connections import close
-from lazy_memory.adapters.sqlite_failures import busy, parsing, unreadable, why_unwritable
+from lazy_memory.adapters.sqlite_failures import busy, leniently, unparsed, why_unwritable
 from lazy_memory.adapters.sqlite_index import compact_json, index, index_batches, removed_since
 from lazy_memory.adapters.sqlite_reader import Reader, SchemaTooOld
 from lazy_memory.adapters.sqlite_search import search_hit, search_statement
@@ -61,8 +64,13 @@ from lazy_memory.adapters.sqlite_tables import (
 )
 from lazy_memory.adapters.sqlite_writer import open_writer, transaction
 from lazy_memory.engine.compact import Compact
-from lazy_memory.engine.errors import Conflict, NotFound, StorageUnavailable
-from lazy_memory.engine.index import IndexEntry
+from lazy_memory.engine.errors import (
+    Conflict,
+    NotFound,
+    StorageUnavailable,
+    UnreadableRecords,
+)
+from lazy_memory.engine.index import IndexEntry, UnreadableRecord
 from lazy_memory.engine.ports import IndexBatches
 from lazy_memory.engine.records import (
     Actor,
@@ -76,6 +84,8 @@ from lazy_memory.engine.search_model import SearchHit, SearchQuery
 
 BUSY_TIMEOUT_SECONDS = 30.0
 """How long an operation waits for another process's write lock before it fails."""
+_CHECKED_ROWS = 500
+"""Rows unreadable_records checks at a time: bodies and all, so never the whole store."""
 _FIRST_PAUSE_SECONDS = 0.0001
 _MAX_PAUSE_SECONDS = 0.002
 
@@ -95,6 +105,7 @@ class SqliteStorage:
 
     def __init__(self, path: Path) -> None:
         self._path = path
+        self._where = f"the SQLite store at {path}"
         self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="lazy-sqlite")
         self._lock = asyncio.Lock()
         # The writer, from this handle's first write on; until then reads go to the reader.
@@ -127,17 +138,33 @@ class SqliteStorage:
         rows = await self._fetch(
             f"SELECT {RECORD_COLUMNS} FROM records WHERE deleted = 0 ORDER BY name"
         )
-        with parsing(self._path):
-            return [record_from_row(row, DIALECT) for row in rows]
+        return read_rows(rows, self._record, self._where)
 
     async def list_index(self) -> list[IndexEntry]:
         """Every live record's index entry, ordered by name; bodies are never read."""
-        return await self._run(index)
+        failed: list[UnreadableRecord] = []
+        return self._read_all(await self._run(lambda connection: index(connection, failed)), failed)
 
     async def fold_index(self, fold: Callable[[IndexBatches], _T]) -> _T:
         """fold's answer on the index, read in batches from the cursor on the connection's
         thread: a read made again (sqlite_reader.py) folds again from the start."""
-        return await self._run(lambda connection: fold(index_batches(connection)))
+        failed: list[UnreadableRecord] = []
+        answer = await self._run(lambda connection: fold(index_batches(connection, failed)))
+        return self._read_all(answer, failed)
+
+    async def unreadable_records(self) -> list[UnreadableRecord]:
+        """Every live record whose row does not read, and why, in name order."""
+
+        def check(connection: sqlite3.Connection) -> list[UnreadableRecord]:
+            cursor = connection.execute(
+                f"SELECT {RECORD_COLUMNS} FROM records WHERE deleted = 0 ORDER BY name"
+            )
+            failed = []
+            while rows := cursor.fetchmany(_CHECKED_ROWS):
+                failed += [problem for row in rows if (problem := record_problem(row, DIALECT))]
+            return failed
+
+        return await self._run(check)
 
     async def change_marker(self) -> str:
         """This handle, the other connections' commits it has seen, and its own writes."""
@@ -157,8 +184,7 @@ class SqliteStorage:
         )
         if not rows:
             raise NotFound(f"no record named {name!r}")
-        with parsing(self._path):
-            return record_from_row(rows[0], DIALECT)
+        return read_row(rows[0], self._record, self._where)
 
     async def save_record(
         self,
@@ -200,7 +226,7 @@ class SqliteStorage:
             ).fetchone()
             if row is None:
                 raise NotFound(f"no record named {name!r}")
-            live = record_from_row(row, DIALECT)
+            live = read_row(row, self._record, self._where)
             entry = HistoryEntry(
                 name=live.name,
                 type=live.type,
@@ -227,8 +253,7 @@ class SqliteStorage:
             rows = await self._fetch(
                 f"SELECT {HISTORY_COLUMNS} FROM history WHERE name = ? ORDER BY seq", (name,)
             )
-        with parsing(self._path):
-            return [history_from_row(row, DIALECT) for row in rows]
+        return read_rows(rows, lambda row: history_from_row(row, DIALECT), self._where)
 
     async def spellings(self, name: str) -> list[str]:
         """The names held, live or removed, that are the same name as name."""
@@ -247,8 +272,7 @@ class SqliteStorage:
         """The best limit live records for query, ranked by FTS5's bm25, then by name."""
         sql, parameters = search_statement(query, limit)
         rows = await self._fetch(sql, parameters)
-        with parsing(self._path):
-            return [search_hit(row, query) for row in rows]
+        return read_rows(rows, lambda row: search_hit(row, query), self._where)
 
     async def get_compact(self) -> Compact | None:
         """The compact slot's content, if any."""
@@ -295,6 +319,16 @@ class SqliteStorage:
                     close(connection)
             self._thread.shutdown(wait=False)
 
+    def _read_all(self, answer: _T, failed: list[UnreadableRecord]) -> _T:
+        """answer, a read's of every record; or UnreadableRecords with it, if some failed."""
+        if failed:
+            raise UnreadableRecords.found(self._where, failed, answer)
+        return answer
+
+    @staticmethod
+    def _record(row: Any) -> Record | UnreadableRecord:
+        return record_from_row(row, DIALECT)
+
     async def _fetch(self, sql: str, parameters: Any = (), *, inline: bool = False) -> list[Any]:
         def fetch(connection: sqlite3.Connection) -> list[Any]:
             return connection.execute(sql, parameters).fetchall()
@@ -316,8 +350,11 @@ class SqliteStorage:
         thread hand-offs; anything else, and inline work that found another process holding
         the lock, runs on the connection's thread, which waits out the lock. The one place
         sqlite3 and OS errors become the engine's StorageUnavailable; on a full disk it says
-        how much is free and, for a write that gave it, the room it needs.
+        how much is free and, for a write that gave it, the room it needs. Text that is not
+        UTF-8 makes work read again leniently (sqlite_failures.py), so the rows that hold it
+        are named, not every read failed.
         """
+        work = leniently(work)
         async with self._lock:
             if self._closed:
                 raise StorageUnavailable(f"the SQLite store at {self._path} has been closed")
@@ -341,7 +378,7 @@ class SqliteStorage:
                     f"cannot use the SQLite store at {self._path}: {error}{why}"
                 ) from None
             except (ValueError, KeyError) as error:
-                raise unreadable(self._path, error) from None
+                raise unparsed(self._path, error) from None
             finally:
                 if write and self._connection is not None:
                     self._checkpointer.wrote()

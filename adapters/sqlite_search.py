@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import re
 import sqlite3
+from datetime import datetime
 from typing import Any
 
-from lazy_memory.engine.index import collapse_whitespace
+from lazy_memory.adapters.row_checks import search_problem, unreadable
+from lazy_memory.engine.index import UnreadableRecord, collapse_whitespace
 from lazy_memory.engine.records import RecordType
 from lazy_memory.engine.search_model import Phrase, SearchHit, SearchQuery
 from lazy_memory.engine.search_ranking import FIELD_WEIGHTS
@@ -29,9 +31,10 @@ _GLOB_SPECIAL = re.compile(r"[*?\[]")
 def search_statement(query: SearchQuery, limit: int) -> tuple[str, dict[str, Any]]:
     """The SELECT answering query, and its named parameters.
 
-    Its rows are (name, type, description, body, snippet, score): a query with words or
-    phrases gets FTS5's snippet and its bm25 score (negated, so higher is better) and no body;
-    a query of filters only gets the body, for snippet() to open, and a score of 0.
+    Its rows are (name, type, description, body, snippet, score, revision, updated_at): a
+    query with words or phrases gets FTS5's snippet and its bm25 score (negated, so higher is
+    better) and no body; a query of filters only gets the body, for snippet() to open, and a
+    score of 0. The revision and time are only checked, as the index checks them.
     """
     parameters: dict[str, Any] = {"limit": limit}
     filters = _filters(query, parameters)
@@ -44,7 +47,7 @@ def search_statement(query: SearchQuery, limit: int) -> tuple[str, dict[str, Any
                 "(SELECT rowid FROM records_fts WHERE records_fts MATCH :excluded)"
             )
         sql = (
-            "SELECT name, type, description, body, NULL, 0.0 FROM records "
+            "SELECT name, type, description, body, NULL, 0.0, revision, updated_at FROM records "
             f"WHERE deleted = 0{filters} ORDER BY name LIMIT :limit"
         )
         return sql, parameters
@@ -59,7 +62,7 @@ def search_statement(query: SearchQuery, limit: int) -> tuple[str, dict[str, Any
     sql = (
         "SELECT records.name, records.type, records.description, NULL, "
         "snippet(records_fts, -1, :start, :end, :ellipsis, :tokens), "
-        f"-bm25(records_fts, {weights}) AS score "
+        f"-bm25(records_fts, {weights}) AS score, records.revision, records.updated_at "
         "FROM records_fts JOIN records ON records.id = records_fts.rowid "
         f"WHERE records_fts MATCH :match AND records.deleted = 0{filters} "
         "ORDER BY score DESC, records.name LIMIT :limit"
@@ -67,9 +70,14 @@ def search_statement(query: SearchQuery, limit: int) -> tuple[str, dict[str, Any
     return sql, parameters
 
 
-def search_hit(row: sqlite3.Row, query: SearchQuery) -> SearchHit:
-    """One row of search_statement's answer as a hit."""
-    name, type_, description, body, found_snippet, score = row
+def search_hit(row: sqlite3.Row, query: SearchQuery) -> SearchHit | UnreadableRecord:
+    """One row of search_statement's answer as a hit, or why it cannot be read."""
+    name, type_, description, body, found_snippet, score, revision, at = row
+    # The snippet comes from the body when it is not the name's or the description's.
+    text = body if found_snippet is None else found_snippet
+    problem = search_problem(name, type_, description, text, revision, at, datetime.fromisoformat)
+    if problem is not None:
+        return unreadable(name, problem)
     return SearchHit(
         name=name,
         type=RecordType(type_),

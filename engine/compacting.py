@@ -76,7 +76,7 @@ async def compact(
     mode: Mode,
 ) -> CompactOutcome:
     """Generate a compact from the records and store it, if it never grows the section."""
-    records, current, removed, _ = await injected_state(storage)
+    records, current, removed, *_ = await injected_state(storage)
     if not records:
         raise CompactRejected("there are no records to compact")
     fallback_reason: str | None = None
@@ -127,7 +127,7 @@ async def compact(
 
 async def compact_status(storage: Storage) -> CompactStatus:
     """The compact, what it covers, and what was written or removed since."""
-    records, compact, removed, _ = await injected_state(storage)
+    records, compact, removed, *_ = await injected_state(storage)
     newer = [] if compact is None else written_since(records, compact)
     return CompactStatus(
         compact=compact,

@@ -4,8 +4,9 @@ The rules it follows: docs/architecture.md, Injection.
 
 One renderer for both roles: the role's preamble and the plain index, or the role's compact
 preamble, the compact's summary, everything written since its watermark and what was removed
-since; a marker when the store cannot be read; and, over the advisory size, a one-line pointer
-to `lazy doctor` for builders, never counted in the size.
+since; a marker when the store cannot be read, and one line naming the records it holds but
+could not read (the others are listed as ever); and, over the advisory size, a one-line
+pointer to `lazy doctor` for builders, never counted in the size.
 
 It takes plain rows (anything Indexed, a compact's summary and watermark) and gives plain
 tuples: the launch hook renders with it without importing the record models (pydantic).
@@ -17,7 +18,13 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from enum import StrEnum
 from typing import NamedTuple, Protocol
 
-from lazy_memory.engine.index import Indexed, IndexedT, index_line
+from lazy_memory.engine.index import (
+    Indexed,
+    IndexedT,
+    UnreadableRecord,
+    index_line,
+    unreadable_line,
+)
 from lazy_memory.engine.visible import visible_line, visible_text
 
 
@@ -123,7 +130,11 @@ def written_since(records: Sequence[IndexedT], compact: CompactView) -> list[Ind
 
 
 def assemble(
-    role: Role, records: Sequence[Indexed], compact: CompactView | None, removed: Sequence[str]
+    role: Role,
+    records: Sequence[Indexed],
+    compact: CompactView | None,
+    removed: Sequence[str],
+    unreadable: Sequence[UnreadableRecord] = (),
 ) -> str:
     """The section before any size pointer: what the size rules and never-grow measure.
 
@@ -131,15 +142,19 @@ def assemble(
     a line that imitates the preamble, a heading or the unavailable marker; every stored text
     in it is made visible (engine/visible.py), so the sizes measure what is printed.
     """
-    return "\n".join(_parts(role, [records], compact, removed))
+    return "\n".join(_parts(role, [records], compact, removed, unreadable))
 
 
 def assembled_size(
-    role: Role, records: Sequence[Indexed], compact: CompactView | None, removed: Sequence[str]
+    role: Role,
+    records: Sequence[Indexed],
+    compact: CompactView | None,
+    removed: Sequence[str],
+    unreadable: Sequence[UnreadableRecord] = (),
 ) -> int:
     """size_of(assemble(...)), measured line by line: the section itself is never built."""
     size = -1  # n parts are joined by n - 1 newlines
-    for part in _parts(role, [records], compact, removed):
+    for part in _parts(role, [records], compact, removed, unreadable):
         size += size_of(part) + 1
     return size
 
@@ -150,25 +165,44 @@ def launch_context(
     compact: CompactView | None,
     removed: Sequence[str],
     warn_bytes: int,
+    unreadable: Sequence[UnreadableRecord] = (),
 ) -> LaunchContext:
-    """The section for a launch of role, with the builder's doctor pointer when over size."""
+    """The section for a launch of role, with the builder's doctor pointer when over size,
+    and a line naming the records the store holds but could not read."""
     batches = (records[start : start + _BATCH] for start in range(0, len(records), _BATCH))
-    return batched_launch_context(role, batches, compact, removed, warn_bytes)
+    return finished(role, opened(role, batches, compact, removed), unreadable, warn_bytes)
 
 
-def batched_launch_context(
+class Opened(NamedTuple):
+    """A section's lines up to its end, as a read of the index makes them (opened): the end
+    comes once the store has said which records it could not read (finished)."""
+
+    parts: list[str]
+    """The preamble, a blank, and the rest, each batch's index lines joined into one part."""
+    compacted: bool
+
+
+def opened(
     role: Role,
     batches: Iterable[Sequence[Indexed]],
     compact: CompactView | None,
     removed: Sequence[str],
-    warn_bytes: int,
-) -> LaunchContext:
-    """launch_context of the records in batches (ordered by name, as a store lists them).
+) -> Opened:
+    """The section's lines of the records in batches (ordered by name, as a store lists them).
 
     Each batch's lines are joined as it comes: at 100,000 records the section is 14 MB, and
     its 100,000 lines as strings would be 19 MB more.
     """
-    parts = list(_parts(role, batches, compact, removed, joined=True))
+    return Opened(list(_body(role, batches, compact, removed, joined=True)), compact is not None)
+
+
+def finished(
+    role: Role, section: Opened, unreadable: Sequence[UnreadableRecord], warn_bytes: int
+) -> LaunchContext:
+    """The launch context of an opened section, ended with the unreadable records' line (or
+    the empty store's) and, for a builder over warn_bytes, the doctor pointer."""
+    parts = section.parts
+    parts += _ending(section.compacted, len(parts) == _EMPTY_BODY, unreadable)
     size = sum(map(size_of, parts)) + len(parts) - 1
     over = size > warn_bytes
     if over and role == Role.BUILDER:
@@ -181,7 +215,7 @@ def batched_launch_context(
         warn_bytes=warn_bytes,
         over_threshold=over,
         available=True,
-        compacted=compact is not None,
+        compacted=section.compacted,
     )
 
 
@@ -236,14 +270,33 @@ def _parts(
     batches: Iterable[Sequence[Indexed]],
     compact: CompactView | None,
     removed: Sequence[str],
-    *,
-    joined: bool = False,
+    unreadable: Sequence[UnreadableRecord],
 ) -> Iterator[str]:
     """The section's lines, one part each; the last is empty, for the final newline.
 
-    One at a time, so a measure of a 100,000-record section never holds all its lines. With
-    joined, a batch's index lines come as one part, joined by newlines as the parts are.
+    One at a time, so a measure of a 100,000-record section never holds all its lines.
     """
+    count = 0
+    for part in _body(role, batches, compact, removed):
+        count += 1
+        yield part
+    yield from _ending(compact is not None, count == _EMPTY_BODY, unreadable)
+
+
+_EMPTY_BODY = 2
+"""The parts of a plain section with no index line: the preamble and a blank."""
+
+
+def _body(
+    role: Role,
+    batches: Iterable[Sequence[Indexed]],
+    compact: CompactView | None,
+    removed: Sequence[str],
+    *,
+    joined: bool = False,
+) -> Iterator[str]:
+    """The section's lines up to its end (_ending). With joined, a batch's index lines come
+    as one part, joined by newlines as the parts are."""
 
     def lines(records: Sequence[Indexed]) -> Iterator[str]:
         if not joined:
@@ -254,13 +307,8 @@ def _parts(
     yield preamble(role, compact is not None)
     yield ""
     if compact is None:
-        empty = True
         for batch in batches:
-            empty = empty and not batch
             yield from lines(batch)
-        if empty:
-            yield EMPTY
-        yield ""
         return
     # The compact slot is stored text too (a model's words, names and descriptions).
     yield visible_text(compact.summary.rstrip("\n"))
@@ -277,4 +325,16 @@ def _parts(
         yield REMOVED_SINCE
         for name in removed:
             yield f"- {visible_line(name)}"
+
+
+def _ending(compacted: bool, empty: bool, unreadable: Sequence[UnreadableRecord]) -> Iterator[str]:
+    """The section's last lines: the records the store could not read, named in one line
+    (never the empty store's line: a store holding only those is not empty), or the empty
+    store's line; then the final newline's empty part."""
+    if unreadable:
+        if compacted:
+            yield ""
+        yield unreadable_line(unreadable)
+    elif empty:
+        yield EMPTY
     yield ""

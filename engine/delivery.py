@@ -34,7 +34,13 @@ from lazy_memory.engine.context import (
     preamble,
     size_of,
 )
-from lazy_memory.engine.index import Indexed, IndexedT, index_line
+from lazy_memory.engine.index import (
+    Indexed,
+    IndexedT,
+    UnreadableRecord,
+    index_line,
+    unreadable_line,
+)
 from lazy_memory.engine.json_time import json_time
 from lazy_memory.engine.kinds import RecordType
 
@@ -140,12 +146,19 @@ def priority_order(records: Sequence[IndexedT]) -> Iterator[IndexedT]:
 
 
 def deliver(
-    context: LaunchContext, records: Sequence[Indexed], limit: int | None, *, page_limit: int
+    context: LaunchContext,
+    records: Sequence[Indexed],
+    limit: int | None,
+    *,
+    page_limit: int,
+    unreadable: Sequence[UnreadableRecord] = (),
 ) -> Delivery:
     """The section for a channel of limit characters (None: any size): whole if it fits.
 
     page_limit is the largest tool result, at which lazy_memory_recall() pages the same
-    section: the closing line of a fitted section names its pages.
+    section: the closing line of a fitted section names its pages. unreadable are the records
+    the store could not read, which the section names in one line: a fitted one names them
+    too, below the lines it lists.
     """
     if not context.available:
         return _marker(context, limit)
@@ -158,7 +171,15 @@ def deliver(
     read = _read_all(page_count(context.text, page_limit, RECALL_PAGE))
     # The closing line at its longest (every count as large as the store), so it always fits.
     closing = _closing(len(records), len(records), len(records), limit, read)
-    room = limit - harness_length(head) - harness_length(pointer) - harness_length(closing) - 2
+    note = unreadable_line(unreadable) + "\n" if unreadable else ""
+    room = (
+        limit
+        - harness_length(head)
+        - harness_length(note)
+        - harness_length(pointer)
+        - harness_length(closing)
+        - 2
+    )
     listed: list[str] = []
     shown: set[str] = set()
     for record in priority_order(records):
@@ -171,7 +192,7 @@ def deliver(
         shown.add(record.name)
     closing = _closing(len(records) - len(listed), len(records), len(listed), limit, read)
     body = "".join(line + "\n" for line in listed)
-    text = f"{head}{body}\n{closing}\n{pointer}"
+    text = f"{head}{body}{note}\n{closing}\n{pointer}"
     return _delivery(context, text, limit, len(listed), records, newest, shown, fitted=True)
 
 

@@ -17,6 +17,10 @@ would work, and never sends the user round a circle:
   rejected (Compact.model_rejected);
 - otherwise curate the records or raise warn_bytes. A current compact is never regenerated
   by the generator that wrote it: a new one would summarize the same records the same way.
+
+Records the store holds but cannot read come first (repair): each is listed with why, and
+the advice says how to replace or repair them, then what helps the size once they are
+(a compact refuses to leave them out, so it waits for them).
 """
 
 from __future__ import annotations
@@ -51,9 +55,9 @@ from lazy_memory.engine.context import (
     written_since,
 )
 from lazy_memory.engine.delivery import deliver, harness_length
-from lazy_memory.engine.index import Indexed
+from lazy_memory.engine.index import Indexed, UnreadableRecord
 from lazy_memory.engine.limits import TOOL_RESULT_LIMIT_CHARS
-from lazy_memory.engine.records import Actor, ActorKind
+from lazy_memory.engine.records import Actor, ActorKind, UnreadableRow
 from lazy_memory.engine.wording import counted
 
 
@@ -68,6 +72,17 @@ class Remedy(StrEnum):
     CLEAR = "clear"
     """`lazy memory compact --clear`: the compact costs more than the plain index."""
     CURATE = "curate"
+    REPAIR = "repair"
+    """The store holds records it cannot read: replace or repair them (see REPAIR_ADVICE)."""
+
+
+REPAIR_ADVICE = (
+    "Launches name {them} in one line and leave {them} out; a record that cannot be read also "
+    "stops `lazy memory compact`. To replace one, save it again with every field (`lazy memory "
+    'save NAME -t TYPE -d "DESCRIPTION" --body-file FILE`): its history stays, and the save is '
+    "its next revision. Or repair its row where the store keeps it (the reason says what is "
+    "wrong), or remove the row there."
+)
 
 
 class HookFit(BaseModel):
@@ -100,6 +115,8 @@ class Diagnosis(BaseModel):
     importable: list[str] = []
     compact_error: str | None = None
     """Why the compact slot cannot be read (launches then get the plain index)."""
+    unreadable: list[UnreadableRow] = []
+    """Every live record the store holds but cannot read, and why (remedy repair)."""
     hook: HookFit | None = None
     next_compact_model: str | None = None
     """The model `lazy memory compact` would ask first (`generator (model)`); None when it
@@ -117,6 +134,8 @@ class _Store(NamedTuple):
     """There is a compact, and records were written or removed since it."""
     now: datetime
     model: ModelPlan
+    unreadable: Sequence[UnreadableRecord] = ()
+    """The records launches name as unreadable, in one line the sections measured hold."""
 
 
 def diagnose(
@@ -128,6 +147,8 @@ def diagnose(
     *,
     importable: list[str] | None = None,
     compact_error: str | None = None,
+    named_at_launch: Sequence[UnreadableRecord] = (),
+    unreadable: Sequence[UnreadableRecord] = (),
     hook_limit_chars: int | None = None,
     model: ModelPlan = NO_MODEL,
     page_limit_chars: int = TOOL_RESULT_LIMIT_CHARS,
@@ -136,12 +157,24 @@ def diagnose(
 
     model is what `lazy memory compact` would ask for a summary (compaction.model_plan);
     page_limit_chars what a tool result shows whole, which the hook's closing line pages at.
+    unreadable is every live record the store cannot read (Storage.unreadable_records), and
+    named_at_launch those whose index line cannot be read, which launches name.
     """
-    size = assembled_size(MEASURED_ROLE, records, compact, removed)
-    plain = assembled_size(MEASURED_ROLE, records, None, [])
+    size = assembled_size(MEASURED_ROLE, records, compact, removed, named_at_launch)
+    plain = assembled_size(MEASURED_ROLE, records, None, [], named_at_launch)
     newer = [] if compact is None else [record.name for record in written_since(records, compact)]
-    store = _Store(records, compact, removed, bool(newer or removed), now, model)
+    store = _Store(records, compact, removed, bool(newer or removed), now, model, named_at_launch)
     remedy, advice = _remedy(size, plain, warn_bytes, store)
+    if unreadable:
+        them = "it" if len(unreadable) == 1 else "them"
+        held = "a record" if len(unreadable) == 1 else counted(len(unreadable), "record")
+        remedy, advice = (
+            Remedy.REPAIR,
+            (
+                f"The store holds {held} it cannot read (listed above). "
+                f"{REPAIR_ADVICE.format(them=them)} Once that is done: {advice}"
+            ),
+        )
     if compact_error is not None:
         advice = (
             f"The compact cannot be read ({compact_error}), so launches get the plain index: "
@@ -162,6 +195,7 @@ def diagnose(
         advice=advice,
         importable=importable or [],
         compact_error=compact_error,
+        unreadable=[UnreadableRow.of(record) for record in unreadable],
         hook=None
         if hook_limit_chars is None
         else hook_fit(store, warn_bytes, hook_limit_chars, page_limit_chars),
@@ -172,9 +206,11 @@ def diagnose(
 
 def hook_fit(store: _Store, warn_bytes: int, limit: int, page_limit: int) -> HookFit:
     """How many records a hook launch shows inline, and the remedies that work if not all."""
-    records = store.records
-    context = launch_context(Role.BUILDER, records, store.compact, store.removed, warn_bytes)
-    delivery = deliver(context, records, limit, page_limit=page_limit)
+    records, unreadable = store.records, store.unreadable
+    context = launch_context(
+        Role.BUILDER, records, store.compact, store.removed, warn_bytes, unreadable
+    )
+    delivery = deliver(context, records, limit, page_limit=page_limit, unreadable=unreadable)
     shown = f"A hook launch shows {delivery.listed:,} of {counted(len(records), 'record')} inline"
     if not delivery.fitted:
         advice = f"{shown}: the whole section fits Claude Code's hook limit ({limit:,} characters)."
@@ -182,7 +218,9 @@ def hook_fit(store: _Store, warn_bytes: int, limit: int, page_limit: int) -> Hoo
         remedies = []
         trial = _mechanical_trial(store)
         if (
-            harness_length(launch_context(Role.BUILDER, records, trial, [], warn_bytes).text)
+            harness_length(
+                launch_context(Role.BUILDER, records, trial, [], warn_bytes, unreadable).text
+            )
             <= limit
             and _measure(store, trial).accepted
         ):

@@ -8,6 +8,7 @@ The tree::
     ├── Conflict                 an if_revision compare-and-swap did not match
     ├── PermissionDenied         the session may not write (an agent)
     ├── StorageUnavailable       the store cannot be opened, read or written
+    │   └── UnreadableRecords    it holds records it cannot read (and read the rest)
     ├── CompactRejected          a compact candidate would grow the section
     ├── LLMUnavailable           the summarizer model could not be used
     ├── InvalidConfig            lazy.toml or a LAZY_* variable is malformed
@@ -15,10 +16,20 @@ The tree::
 
 Adapters translate their drivers' exceptions into these at their boundary; each has a
 stable JSON-RPC error code in the wire's table (wire/errors.py), and the rpc layer maps
-them to JSON-RPC errors and CLI exit statuses in one place each.
+them to JSON-RPC errors and CLI exit statuses in one place each. A subclass goes by its
+listed class (reported_type): UnreadableRecords is a StorageUnavailable to every client.
 """
 
 from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from lazy_memory.engine.index import UnreadableRecord
+
+_REASONS_SAID = 3
+"""How many unreadable records an error's message gives the reason of; doctor lists them all."""
 
 
 class LazyMemoryError(Exception):
@@ -64,6 +75,45 @@ class StorageUnavailable(LazyMemoryError):
     """The store cannot be opened, read or written: missing, corrupt, locked or read-only."""
 
 
+class UnreadableRecords(StorageUnavailable):
+    """The store holds live records it cannot read: rows another tool, an older version or a
+    hand wrote in a form this version does not read.
+
+    A read that meets one reads the rest: readable is what it would have returned of them
+    (the records, the index entries, the fold's answer, the hits), for the reads that show
+    what they can (the launch section, `list`, search) and name these in one line. Anything
+    else fails on it as on any StorageUnavailable.
+    """
+
+    def __init__(
+        self, message: str, records: Sequence[UnreadableRecord], readable: object = None
+    ) -> None:
+        super().__init__(message)
+        self.records = list(records)
+        self.readable = readable
+
+    @classmethod
+    def found(
+        cls, where: str, records: Sequence[UnreadableRecord], readable: object = None
+    ) -> UnreadableRecords:
+        """The error of a read of the store at where (`the SQLite store at PATH`) that could
+        not read records: each named, with the first few reasons."""
+        from lazy_memory.engine.visible import shown_name
+        from lazy_memory.engine.wording import counted
+
+        said = [f"{shown_name(r.name)} ({r.reason})" for r in records[:_REASONS_SAID]]
+        more = len(records) - _REASONS_SAID
+        if more > 0:
+            said.append(f"and {more:,} more (`lazy doctor` lists them)")
+        held = "a record" if len(records) == 1 else counted(len(records), "record")
+        return cls(f"{where} holds {held} it cannot read: {', '.join(said)}", records, readable)
+
+    @property
+    def data(self) -> dict[str, object]:
+        """Each record it could not read: `{"unreadable": [{"name": ..., "reason": ...}]}`."""
+        return {"unreadable": [{"name": r.name, "reason": r.reason} for r in self.records]}
+
+
 class CompactRejected(LazyMemoryError):
     """A compact candidate would have grown the section, or not shrunk the plain index."""
 
@@ -92,3 +142,25 @@ class InvalidQuery(LazyMemoryError):
     def __init__(self, message: str, *, column: int | None = None) -> None:
         super().__init__(message)
         self.column = column
+
+
+LISTED: tuple[type[LazyMemoryError], ...] = (
+    NotFound,
+    InvalidRecord,
+    Conflict,
+    PermissionDenied,
+    StorageUnavailable,
+    CompactRejected,
+    LLMUnavailable,
+    InvalidConfig,
+    InvalidQuery,
+)
+"""The errors clients tell apart: each has its code, exit status and name on the wire."""
+
+
+def reported_type(error: LazyMemoryError) -> type[LazyMemoryError]:
+    """The listed class error goes by (its own, or the nearest it derives from)."""
+    for error_type in type(error).__mro__:
+        if error_type in LISTED:
+            return error_type
+    return type(error)

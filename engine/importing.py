@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict
 
 from lazy_memory.engine.errors import Conflict, InvalidRecord
 from lazy_memory.engine.names import derived_name, name_key, name_problem
+from lazy_memory.engine.ports import read_partly
 from lazy_memory.engine.records import (
     DESCRIPTION_MAX_LENGTH,
     MAX_BODY_BYTES,
@@ -129,7 +130,9 @@ async def import_plan(harness: HarnessReader | None, storage: Storage) -> Import
     if harness is None:
         return ImportPlan()
     scan = await harness.scan()
-    ever_written = {entry.name for entry in await storage.history()}
+    # A history row the store cannot read still names a name it holds.
+    entries, unreadable = await read_partly(storage.history())
+    ever_written = {entry.name for entry in entries} | {record.name for record in unreadable}
     return plan_import(scan, ever_written)
 
 

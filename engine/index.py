@@ -7,7 +7,8 @@ from datetime import datetime
 from typing import NamedTuple, Protocol, TypeVar
 
 from lazy_memory.engine.kinds import RecordType
-from lazy_memory.engine.visible import visible_line
+from lazy_memory.engine.visible import shown_name, visible_line
+from lazy_memory.engine.wording import counted
 
 
 class Indexed(Protocol):
@@ -66,6 +67,42 @@ class IndexUnavailable(NamedTuple):
     """The UNAVAILABLE marker, exactly the section a launch gets from this store now."""
     error: str
     """Why the store could not be read: one line, made visible."""
+
+
+class UnreadableRecord(NamedTuple):
+    """A live record its store holds but cannot read, and why: a row another tool, an older
+    version or a hand wrote in a form this version does not read (a type that is not one of
+    the four, a revision or a time that does not parse, text that is not valid UTF-8).
+
+    Every read that meets one reads the rest and says which it could not (engine/errors.py
+    UnreadableRecords); the launch section names them in one line (unreadable_note).
+    """
+
+    name: str
+    """Its name as stored; bytes that are not UTF-8 are shown as `\\xNN` escapes."""
+    reason: str
+    """Why it cannot be read, in a few words: "its type 'weird' is not one of user, ..."."""
+
+
+UNREADABLE_NAMED = 10
+"""How many unreadable records a note names; the rest it counts."""
+
+
+def unreadable_note(records: Sequence[UnreadableRecord]) -> str:
+    """What the launch section (in parentheses), `list` and search say of the records they
+    could not read: how many, their names, and where to learn why."""
+    names = ", ".join(shown_name(record.name) for record in records[:UNREADABLE_NAMED])
+    if len(records) > UNREADABLE_NAMED:
+        names += f" and {len(records) - UNREADABLE_NAMED:,} more"
+    return (
+        f"{counted(len(records), 'memory record')} could not be read: {names}; "
+        "`lazy doctor` says why"
+    )
+
+
+def unreadable_line(records: Sequence[UnreadableRecord]) -> str:
+    """The launch section's line naming them: the note, in parentheses."""
+    return f"({unreadable_note(records)})"
 
 
 def collapse_whitespace(text: str) -> str:

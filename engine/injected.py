@@ -2,28 +2,31 @@
 one go, the launch contexts cached under the store's change marker, and a channel's delivery.
 
 A store that cannot be read gives the UNAVAILABLE marker (and an error in the log), which no
-model can mistake for an empty store; a compact that cannot be read gives the plain index.
+model can mistake for an empty store; a compact that cannot be read gives the plain index;
+records the store holds but cannot read are named in one line below the others.
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, NamedTuple
 
 from lazy_memory.engine.compact import Compact
 from lazy_memory.engine.context import (
     LaunchContext,
     Role,
-    batched_launch_context,
+    finished,
     launch_context,
+    opened,
     reframed,
     unavailable_context,
     warnings_of,
 )
 from lazy_memory.engine.delivery import Delivery, deliver
 from lazy_memory.engine.errors import LazyMemoryError, StorageUnavailable
-from lazy_memory.engine.index import IndexEntry
-from lazy_memory.engine.ports import fold_index
+from lazy_memory.engine.index import IndexEntry, UnreadableRecord
+from lazy_memory.engine.ports import fold_index, read_partly
 
 if TYPE_CHECKING:
     from lazy_memory.engine.ports import Storage
@@ -41,12 +44,21 @@ class InjectedState(NamedTuple):
     removed: list[str]
     compact_error: str | None
     """Why the compact slot could not be read; the section is then the plain index."""
+    unreadable: Sequence[UnreadableRecord] = ()
+    """The live records the store holds but could not read (only when read partly)."""
 
 
-async def injected_state(storage: Storage) -> InjectedState:
-    """The live index, the compact and what was removed since it, as launches inject them."""
-    records = await storage.list_index()
-    return InjectedState(records, *(await _compact_state(storage)))
+async def injected_state(storage: Storage, *, partly: bool = False) -> InjectedState:
+    """The live index, the compact and what was removed since it, as launches inject them.
+
+    partly: records the store cannot read are left out and named in unreadable, as a launch
+    shows them; otherwise they fail the read (UnreadableRecords), as they must fail a compact.
+    """
+    if partly:
+        records, unreadable = await read_partly(storage.list_index())
+    else:
+        records, unreadable = await storage.list_index(), []
+    return InjectedState(records, *(await _compact_state(storage)), unreadable)
 
 
 async def _compact_state(storage: Storage) -> tuple[Compact | None, list[str], str | None]:
@@ -107,10 +119,10 @@ class LaunchContexts:
         compact, removed, _ = await _compact_state(storage)
         # Assembled as the store hands the index over, a batch at a time: the entries are
         # never held all at once beside the section (ports.IndexFolding).
-        context = await fold_index(
-            storage,
-            lambda batches: batched_launch_context(role, batches, compact, removed, warn_bytes),
+        section, unreadable = await read_partly(
+            fold_index(storage, lambda batches: opened(role, batches, compact, removed))
         )
+        context = finished(role, section, unreadable, warn_bytes)
         self._cached = (marker, {role: context})
         return context
 
@@ -126,14 +138,16 @@ async def delivery(
     process of its own.
     """
     try:
-        state = await injected_state(storage)
+        state = await injected_state(storage, partly=True)
     except LazyMemoryError as error:
         logger.error("memory context unavailable: %s", error)
         context = unavailable_context(role, str(error), warn_bytes)
         return deliver(context, [], limit_chars, page_limit=page_limit)
-    context = launch_context(role, *state[:3], warn_bytes)
+    context = launch_context(role, *state[:3], warn_bytes, state.unreadable)
     _warn_if_over(context)
-    return deliver(context, state.records, limit_chars, page_limit=page_limit)
+    return deliver(
+        context, state.records, limit_chars, page_limit=page_limit, unreadable=state.unreadable
+    )
 
 
 def _warn_if_over(context: LaunchContext) -> None:

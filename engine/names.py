@@ -52,6 +52,10 @@ from collections.abc import Awaitable, Callable, Collection
 from typing import TYPE_CHECKING, TypeVar
 
 from lazy_memory.engine.errors import InvalidRecord, NotFound
+
+# A name quoted for a message is shown_name's, in visible.py, which the launch path reads.
+from lazy_memory.engine.visible import SHOWN_LENGTH as _SHOWN_LENGTH
+from lazy_memory.engine.visible import shown_name as shown_name
 from lazy_memory.engine.wording import counted
 
 if TYPE_CHECKING:
@@ -95,7 +99,6 @@ _LOOK_ALIKES = str.maketrans(
 """Unicode's confusables (TR39) of `(`, `)` and `:` that NFKC does not fold into them."""
 _SEPARATORS = "/\\"
 _LEADING_DOTS = re.compile(r"\A[.\s]+")
-_SHOWN_LENGTH = 60
 _HASH_LENGTH = 8
 
 
@@ -301,13 +304,6 @@ def spelled(name: str) -> str:
     """A name quoted with every character outside ASCII escaped (`'cafe\\u0301'`): how a
     message tells apart two spellings that display alike."""
     return ascii(name) if len(name) <= _SHOWN_LENGTH else f"{name[:_SHOWN_LENGTH]!a}…"
-
-
-def shown_name(name: str) -> str:
-    """A name quoted for a message: every unprintable character escaped, a long one cut."""
-    if len(name) <= _SHOWN_LENGTH:
-        return repr(name)
-    return f"{name[:_SHOWN_LENGTH]!r}… ({len(name)} characters)"
 
 
 def _type_mark_problem(name: str) -> str | None:

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Awaitable, Callable, Iterator, Mapping
 from datetime import datetime
 from typing import Protocol, TypeVar, cast, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict
 
 from lazy_memory.engine.compact import Compact
-from lazy_memory.engine.index import IndexEntry
+from lazy_memory.engine.errors import UnreadableRecords
+from lazy_memory.engine.index import IndexEntry, UnreadableRecord
 from lazy_memory.engine.records import Actor, HistoryEntry, Operation, Record, RecordContent
 from lazy_memory.engine.search_model import SearchHit, SearchQuery
 
@@ -20,6 +21,13 @@ class Storage(Protocol):
     Every write is atomic and safe across processes sharing the store: it takes the name's
     next revision (revisions only grow, across removal and revival) and appends one history
     entry in the same step. Implementations raise only the engine's typed errors.
+
+    A row the backend cannot read (a type that is not one of the four, a revision or a time
+    that does not parse, text that is not valid UTF-8, a files line that is not a record) is
+    UnreadableRecords, never an untyped error, and never hides the rest: a read of many
+    records reads every other one and raises it with what it read of them as its readable
+    (list_records, list_index, fold_index, search, history); a read of that one record
+    raises it naming the record and why.
     """
 
     async def list_records(self) -> list[Record]:
@@ -77,6 +85,15 @@ class Storage(Protocol):
         """
         ...
 
+    async def unreadable_records(self) -> list[UnreadableRecord]:
+        """Every live record the store holds but cannot read in full, and why, in name order.
+
+        A whole check of every live record (doctor's), its body included: a record whose
+        index line reads but whose full row does not (a provenance or an author that does
+        not parse) is named here, and only by a read of the record itself elsewhere.
+        """
+        ...
+
     async def live_revisions(self) -> dict[str, int]:
         """The current revision of every live record: what a new compact's watermark covers."""
         ...
@@ -129,7 +146,9 @@ class IndexFolding(Protocol):
 
         The batches come from one read of the store, as list_index's entries do. fold may run
         on another thread, and more than once (a read the store must make again starts a
-        fresh fold on fresh batches): it only computes, from nothing but its batches.
+        fresh fold on fresh batches): it only computes, from nothing but its batches. Records
+        the store cannot read are left out of the batches and raised after the fold as
+        UnreadableRecords, whose readable is the fold's answer.
         """
         ...
 
@@ -142,7 +161,22 @@ async def fold_index(storage: Storage, fold: Callable[[IndexBatches], FoldT]) ->
     """
     if issubclass(type(storage), IndexFolding):
         return await cast(IndexFolding, storage).fold_index(fold)
-    return fold(iter([await storage.list_index()]))
+    try:
+        entries = await storage.list_index()
+    except UnreadableRecords as error:
+        error.readable = fold(iter([cast(list[IndexEntry], error.readable)]))
+        raise
+    return fold(iter([entries]))
+
+
+async def read_partly(read: Awaitable[FoldT]) -> tuple[FoldT, list[UnreadableRecord]]:
+    """read's answer, and no record; or, when the store holds records it could not read, what
+    the read gave of the rest and those records (UnreadableRecords): for a read that shows
+    what it can and names the rest (a read of many records: see Storage)."""
+    try:
+        return await read, []
+    except UnreadableRecords as error:
+        return cast(FoldT, error.readable), error.records
 
 
 class Clock(Protocol):

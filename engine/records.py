@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict
 
@@ -21,6 +22,9 @@ from lazy_memory.engine.limits import MAX_BODY_BYTES as MAX_BODY_BYTES
 from lazy_memory.engine.names import NAME_MAX_LENGTH as NAME_MAX_LENGTH
 from lazy_memory.engine.names import check_name as check_name
 from lazy_memory.engine.names import framing_problem, shown_name
+
+if TYPE_CHECKING:
+    from lazy_memory.engine.index import UnreadableRecord
 
 DESCRIPTION_MAX_LENGTH = 200
 _LINE_BREAKS = re.compile(r"[\r\n\v\f\x1c-\x1e\x85\u2028\u2029]")
@@ -78,6 +82,21 @@ class HistoryEntry(RecordContent):
     operation: Operation
     actor: Actor
     at: datetime
+
+
+class UnreadableRow(BaseModel):
+    """A live record the store holds but cannot read, as JSON gives it (engine/index.py
+    UnreadableRecord): `{"name": ..., "reason": ...}`."""
+
+    model_config = ConfigDict(frozen=True)
+
+    name: str
+    reason: str
+
+    @classmethod
+    def of(cls, record: UnreadableRecord) -> UnreadableRow:
+        """The row of an unreadable record."""
+        return cls(name=record.name, reason=record.reason)
 
 
 def is_unicode(text: str) -> bool:

@@ -13,7 +13,10 @@ gate), so SQLite, files, PostgreSQL and remote stores all answer alike:
   name never written cannot match is refused before anything is written;
 - the description and body rules (200 characters on one line, the body limit) are for what a
   save writes: an imported record's longer description or larger body, carried over as it
-  is, never stops a save of a new body or type.
+  is, never stops a save of a new body or type;
+- a record the store holds but cannot read (UnreadableRecords) is replaced by a save that
+  gives every field, as a new revision, its history kept; a save that leaves a field out
+  would carry it over, and fails on it as a read does.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import SerializerFunctionWrapHandler, model_serializer
 
-from lazy_memory.engine.errors import Conflict, InvalidRecord, NotFound
+from lazy_memory.engine.errors import Conflict, InvalidRecord, NotFound, UnreadableRecords
 from lazy_memory.engine.names import check_writable_name, held_spelling, is_text, storable
 from lazy_memory.engine.records import (
     Actor,
@@ -133,8 +136,7 @@ async def save(
     name = await held_spelling(name, storage)
     held = await check_writable_name(name, storage)
     if type is not None and description is not None and body is not None:
-        current = await live_record(storage, name)
-        base = current or await _removal(storage, name)
+        current, base = await _replaced(storage, name)
         _check_new(name, base, if_revision)
         content = _authored(name, type, description, body, base, held, max_body_bytes)
         return await _save_content(
@@ -188,6 +190,17 @@ async def live_record(storage: Storage, name: str) -> Record | None:
         return await storage.get_record(storable(name))
     except NotFound:
         return None
+
+
+async def _replaced(storage: Storage, name: str) -> tuple[Record | None, RecordContent | None]:
+    """What a save giving every field replaces: the live record, and the content it follows
+    (that record, or a removed one's last live revision). A record the store cannot read
+    (UnreadableRecords) is replaced as if new: such a save is how it is repaired."""
+    try:
+        current = await live_record(storage, name)
+        return current, current or await _removal(storage, name)
+    except UnreadableRecords:
+        return None, None
 
 
 async def _removal(storage: Storage, name: str) -> HistoryEntry | None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from typing import cast
 
 from lazy_memory.engine import compacting, injected, saving
 from lazy_memory.engine.compacting import CompactPlan, CompactStatus
@@ -18,7 +19,13 @@ from lazy_memory.engine.compaction import CompactOutcome, Mode, model_plan
 from lazy_memory.engine.context import LaunchContext, Role, unavailable_context
 from lazy_memory.engine.delivery import Delivery
 from lazy_memory.engine.doctor import Diagnosis, diagnose
-from lazy_memory.engine.errors import InvalidQuery, LazyMemoryError, NotFound, PermissionDenied
+from lazy_memory.engine.errors import (
+    InvalidQuery,
+    LazyMemoryError,
+    NotFound,
+    PermissionDenied,
+    UnreadableRecords,
+)
 from lazy_memory.engine.identity import Identity, agent_name
 from lazy_memory.engine.importing import (
     HarnessReader,
@@ -27,7 +34,7 @@ from lazy_memory.engine.importing import (
     import_memory,
     import_plan,
 )
-from lazy_memory.engine.index import IndexEntry, IndexUnavailable
+from lazy_memory.engine.index import IndexEntry, IndexUnavailable, UnreadableRecord
 from lazy_memory.engine.limits import DEFAULT_WARN_BYTES, TOOL_RESULT_LIMIT_CHARS
 from lazy_memory.engine.moving import MoveReport, move_store
 from lazy_memory.engine.names import by_any_spelling, held_spelling, storable
@@ -38,6 +45,7 @@ from lazy_memory.engine.ports import (
     Storage,
     Summarizer,
     fold_index,
+    read_partly,
 )
 from lazy_memory.engine.records import MAX_BODY_BYTES, HistoryEntry, Record
 from lazy_memory.engine.saving import SavedRecord
@@ -94,12 +102,13 @@ class MemoryService:
 
     async def readable_index(
         self, fold: Callable[[IndexBatches], FoldT]
-    ) -> FoldT | IndexUnavailable:
-        """fold's answer on the index, or, when the store cannot be read, the marker a launch
-        gets and why (logged): for a client's index view, which must never show an unreadable
-        store as an empty one."""
+    ) -> tuple[FoldT, list[UnreadableRecord]] | IndexUnavailable:
+        """fold's answer on the index and the records the store holds but could not read (left
+        out of it); or, when the store cannot be read at all, the marker a launch gets and why
+        (logged): for a client's index view, which must never show an unreadable store as an
+        empty one, nor hide what it can read because of one record it cannot."""
         try:
-            return await self.fold_index(fold)
+            return await read_partly(self.fold_index(fold))
         except LazyMemoryError as error:
             logger.error("memory index unavailable: %s", error)
             # The launch section's own marker, so every way in says it in the same words.
@@ -130,12 +139,23 @@ class MemoryService:
     async def search_page(
         self, query_text: str, page: int, page_size: int
     ) -> tuple[list[SearchHit], bool]:
-        """One page of what query_text finds, best first, and whether more pages follow."""
+        """One page of what query_text finds, best first, and whether more pages follow.
+
+        Records the store cannot read raise UnreadableRecords, its readable the page of the
+        others (and whether more follow), as search's is their hits.
+        """
         if page < 1 or not 1 <= page_size <= MAX_LIMIT:
             raise InvalidQuery(f"invalid page {page} of {counted(page_size, 'hit')}")
         skip = (page - 1) * page_size
-        hits = await self.storage.search(parse_query(query_text), skip + page_size + 1)
-        return hits[skip : skip + page_size], len(hits) > skip + page_size
+
+        def paged(hits: list[SearchHit]) -> tuple[list[SearchHit], bool]:
+            return hits[skip : skip + page_size], len(hits) > skip + page_size
+
+        try:
+            return paged(await self.storage.search(parse_query(query_text), skip + page_size + 1))
+        except UnreadableRecords as error:
+            error.readable = paged(cast(list[SearchHit], error.readable))
+            raise
 
     async def save(
         self,
@@ -246,7 +266,8 @@ class MemoryService:
 
         It also reports harness memory that has no record yet; it never writes.
         """
-        records, compact, removed, compact_error = await injected.injected_state(self.storage)
+        state = await injected.injected_state(self.storage, partly=True)
+        records, compact, removed, compact_error = state[:4]
         plan = await import_plan(self.harness, self.storage)
         return diagnose(
             records,
@@ -256,6 +277,8 @@ class MemoryService:
             self.clock.now(),
             importable=[planned.content.name for planned in plan.records],
             compact_error=compact_error,
+            named_at_launch=state.unreadable,
+            unreadable=await self.storage.unreadable_records(),
             hook_limit_chars=self.hook_limit_chars,
             model=model_plan(self.summarizer),
             page_limit_chars=self.page_limit_chars,

@@ -84,6 +84,17 @@ def visible_text(text: str) -> str:
     )
 
 
+SHOWN_LENGTH = 60
+"""The characters of a name a message quotes before it cuts it."""
+
+
+def shown_name(name: str) -> str:
+    """A name quoted for a message: every unprintable character escaped, a long one cut."""
+    if len(name) <= SHOWN_LENGTH:
+        return repr(name)
+    return f"{name[:SHOWN_LENGTH]!r}… ({len(name)} characters)"
+
+
 def printable_json(text: str) -> str:
     """JSON text (as json.dumps writes it, indented or not) with every character that is not
     printable written as a JSON escape: C1 controls, DEL, format and separator characters.

@@ -40,6 +40,7 @@ from lazy_memory.wire.memory import (
     SearchParams,
     SearchResult,
     unavailable_index,
+    unreadable_rows,
 )
 from lazy_memory.wire.params import HistoryParams, NameParams, NoParams, Params
 
@@ -74,15 +75,16 @@ async def _recall(service: MemoryService, params: RecallParams) -> RecallResult 
         return RecallResult(record=await service.recall(params.name))
     if params.page is None:
         # The whole index, written as JSON batch by batch as the store hands it over.
-        encoded = await service.readable_index(encoded_index)
-        if isinstance(encoded, IndexUnavailable):
-            return unavailable_index(encoded)
-        return {"records": encoded}
+        read = await service.readable_index(encoded_index)
+        if isinstance(read, IndexUnavailable):
+            return unavailable_index(read)
+        encoded, unreadable = read
+        return {"records": encoded, **unreadable_rows(unreadable)}
     size = params.page_size
-    paged = await service.readable_index(partial(index_page, page=params.page, size=size))
-    if isinstance(paged, IndexUnavailable):
-        return unavailable_index(paged)
-    shown, count = paged
+    read_page = await service.readable_index(partial(index_page, page=params.page, size=size))
+    if isinstance(read_page, IndexUnavailable):
+        return unavailable_index(read_page)
+    (shown, count), unreadable = read_page
     page, pages = params.page, max(1, -(-count // size))
     if page > pages:
         raise InvalidRecord(f"there is no page {page}: the index has {pages}")
@@ -90,6 +92,7 @@ async def _recall(service: MemoryService, params: RecallParams) -> RecallResult 
         records=[IndexEntry.model_validate(entry, from_attributes=True) for entry in shown],
         page=page,
         pages=pages,
+        **unreadable_rows(unreadable),
     )
 
 

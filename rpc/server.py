@@ -30,7 +30,12 @@ from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
 from pygls.protocol.language_server import lsp_method
 
-from lazy_memory.engine.errors import LazyMemoryError, PermissionDenied, StorageUnavailable
+from lazy_memory.engine.errors import (
+    LazyMemoryError,
+    PermissionDenied,
+    StorageUnavailable,
+    reported_type,
+)
 from lazy_memory.engine.identity import Identity
 from lazy_memory.engine.ports import Change, ChangeFeed, Storage
 from lazy_memory.engine.records import Operation
@@ -295,7 +300,7 @@ class EngineProtocol(LanguageServerProtocol):
 def rpc_error(error: LazyMemoryError) -> JsonRpcServerError:
     """The one mapping of engine errors to JSON-RPC errors: stable code; type (and the
     error's own data, such as a rejected compact's fallback reason) in data."""
-    data = {"type": type(error).__name__, **error.data}
+    data = {"type": reported_type(error).__name__, **error.data}
     return JsonRpcServerError(error.message, code_of(error), data=data)  # type: ignore[no-untyped-call]
 
 

@@ -2,7 +2,9 @@
 
 What each takes and returns is the wire's (wire/storage.py). Only a trusted peer (a
 connection whose grant has storage access) may use these: they write as whatever actor the
-peer names, like a holder of the database file would.
+peer names, like a holder of the database file would. A read of many records that meets
+records the store cannot read answers what it read of the rest with them in `unreadable`,
+for the peer to raise UnreadableRecords as its own store would (adapters/remote.py).
 """
 
 from __future__ import annotations
@@ -10,12 +12,12 @@ from __future__ import annotations
 from typing import Any
 
 from lazy_memory.engine.names import check_spelling, check_writable_name
-from lazy_memory.engine.ports import Storage, fold_index
-from lazy_memory.engine.records import HistoryEntry, Record
+from lazy_memory.engine.ports import Storage, fold_index, read_partly
+from lazy_memory.engine.records import HistoryEntry, Record, UnreadableRow
 from lazy_memory.rpc.methods import Method
 from lazy_memory.wire import names
 from lazy_memory.wire.index import encoded_index
-from lazy_memory.wire.memory import SearchResult
+from lazy_memory.wire.memory import SearchResult, unreadable_rows
 from lazy_memory.wire.params import HistoryParams, NameParams, NoParams
 from lazy_memory.wire.storage import (
     CompactSlotResult,
@@ -30,17 +32,20 @@ from lazy_memory.wire.storage import (
     RevisionsResult,
     SaveRecordParams,
     StorageSearchParams,
+    UnreadableResult,
     WatermarkParams,
 )
 
 
 async def _list_records(storage: Storage, _: NoParams) -> RecordsResult:
-    return RecordsResult(records=await storage.list_records())
+    records, unreadable = await read_partly(storage.list_records())
+    return RecordsResult(records=records, **unreadable_rows(unreadable))
 
 
 async def _list_index(storage: Storage, _: NoParams) -> dict[str, Any]:
     # IndexResult's shape, written as JSON batch by batch as the store hands the index over.
-    return {"entries": await fold_index(storage, encoded_index)}
+    entries, unreadable = await read_partly(fold_index(storage, encoded_index))
+    return {"entries": entries, **unreadable_rows(unreadable)}
 
 
 async def _change_marker(storage: Storage, _: NoParams) -> MarkerResult:
@@ -71,7 +76,8 @@ async def _remove_record(storage: Storage, params: RemoveRecordParams) -> Histor
 
 
 async def _history(storage: Storage, params: HistoryParams) -> EntriesResult:
-    return EntriesResult(entries=await storage.history(params.name))
+    entries, unreadable = await read_partly(storage.history(params.name))
+    return EntriesResult(entries=entries, **unreadable_rows(unreadable))
 
 
 async def _spellings(storage: Storage, params: NameParams) -> NamesResult:
@@ -87,7 +93,13 @@ async def _removed_since(storage: Storage, params: WatermarkParams) -> NamesResu
 
 
 async def _search(storage: Storage, params: StorageSearchParams) -> SearchResult:
-    return SearchResult(hits=await storage.search(params.query, params.limit))
+    hits, unreadable = await read_partly(storage.search(params.query, params.limit))
+    return SearchResult(hits=hits, **unreadable_rows(unreadable))
+
+
+async def _unreadable_records(storage: Storage, _: NoParams) -> UnreadableResult:
+    rows = [UnreadableRow.of(record) for record in await storage.unreadable_records()]
+    return UnreadableResult(unreadable=rows)
 
 
 async def _get_compact(storage: Storage, _: NoParams) -> CompactSlotResult:
@@ -118,6 +130,7 @@ STORAGE_METHODS: dict[str, Method[Storage, Any, Any]] = {
         Method(names.STORAGE_LIVE_REVISIONS, NoParams, RevisionsResult, _live_revisions),
         Method(names.STORAGE_REMOVED_SINCE, WatermarkParams, NamesResult, _removed_since),
         Method(names.STORAGE_SEARCH, StorageSearchParams, SearchResult, _search),
+        Method(names.STORAGE_UNREADABLE_RECORDS, NoParams, UnreadableResult, _unreadable_records),
         Method(names.STORAGE_GET_COMPACT, NoParams, CompactSlotResult, _get_compact),
         Method(names.STORAGE_PUT_COMPACT, PutCompactParams, Done, _put_compact),
         Method(names.STORAGE_CLEAR_COMPACT, NoParams, Done, _clear_compact),

@@ -82,8 +82,9 @@ class PostgresServer:
         self.stop()
         self.start()
 
-    def create_database(self, name: str) -> str:
-        """Create an empty database and return its DSN."""
+    def create_database(self, name: str, *options: str) -> str:
+        """Create an empty database (createdb's options given, such as an encoding) and
+        return its DSN."""
         _run(
             self.binaries / "createdb",
             "-h",
@@ -92,6 +93,7 @@ class PostgresServer:
             str(self.port),
             "-U",
             "postgres",
+            *options,
             name,
         )
         return self.dsn_for(name)

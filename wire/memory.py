@@ -6,6 +6,7 @@ Diagnosis, an ImportResult) are the engine's own models; the rest are here.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from pydantic import BaseModel, Field, StrictBool, model_validator
@@ -13,12 +14,12 @@ from pydantic import BaseModel, Field, StrictBool, model_validator
 from lazy_memory.engine.compacting import CompactStatus
 from lazy_memory.engine.compaction import CompactOutcome, Mode
 from lazy_memory.engine.context import Role
-from lazy_memory.engine.index import IndexUnavailable
-from lazy_memory.engine.records import HistoryEntry, Record
+from lazy_memory.engine.index import IndexUnavailable, UnreadableRecord
+from lazy_memory.engine.records import HistoryEntry, Record, UnreadableRow
 from lazy_memory.engine.search_model import DEFAULT_LIMIT, MAX_LIMIT, SearchHit
 from lazy_memory.wire.index import IndexEntry
 from lazy_memory.wire.names import CONTEXT
-from lazy_memory.wire.params import OneOf, Params
+from lazy_memory.wire.params import OneOf, Params, Sparse
 
 DEFAULT_CONTEXT_PAGE_CHARS = 500_000
 """A page of the section unless asked: the largest tool result Claude Code takes whole
@@ -39,7 +40,8 @@ class RecallParams(Params):
 class RecallResult(OneOf):
     """The index (`records`, with `page`/`pages` when paged) without a name, else `record`.
 
-    On a store that cannot be read the index is `unavailable_index`'s answer instead.
+    On a store that cannot be read the index is `unavailable_index`'s answer instead; the
+    records it holds but cannot read are left out of `records` and listed in `unreadable`.
     """
 
     records: list[IndexEntry] | None = None
@@ -50,6 +52,16 @@ class RecallResult(OneOf):
     """The UNAVAILABLE marker, when the store cannot be read (`records` is then null)."""
     error: str | None = None
     """Why the store cannot be read, beside the marker."""
+    unreadable: list[UnreadableRow] | None = None
+    """The live records the store holds but could not read, and why (absent when none)."""
+
+
+def unreadable_rows(records: Sequence[UnreadableRecord]) -> dict[str, Any]:
+    """A result's `unreadable` field, `[{"name": ..., "reason": ...}]`, when there are any
+    records the store could not read; else nothing, so the answer is as it always was."""
+    if not records:
+        return {}
+    return {"unreadable": [{"name": r.name, "reason": r.reason} for r in records]}
 
 
 def unavailable_index(unavailable: IndexUnavailable) -> dict[str, Any]:
@@ -155,8 +167,11 @@ class SearchParams(Params):
     """With limit as the page size: page 2 is the next limit hits."""
 
 
-class SearchResult(BaseModel):
+class SearchResult(Sparse):
     """Search hits, best first, and whether a next page has more."""
 
     hits: list[SearchHit]
     more: bool = False
+    unreadable: list[UnreadableRow] | None = None
+    """The live records the store holds but could not read, which the hits may lack (absent
+    when none)."""

@@ -75,10 +75,15 @@ class HistoryParams(Params):
     name: str | None = None
 
 
-class OneOf(BaseModel):
-    """A result with alternative shapes: only the field that was given goes on the wire."""
+class Sparse(BaseModel):
+    """A result whose fields left None do not go on the wire: a field added for what only
+    some answers say (such as `unreadable`) leaves every other answer as it was."""
 
     @model_serializer(mode="wrap")
     def _given_only(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
         dumped: dict[str, Any] = handler(self)
         return {key: value for key, value in dumped.items() if value is not None}
+
+
+class OneOf(Sparse):
+    """A result with alternative shapes: only the field that was given goes on the wire."""

@@ -9,7 +9,14 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from lazy_memory.engine.compact import Compact, Watermark
-from lazy_memory.engine.records import Actor, HistoryEntry, Operation, Record, RecordContent
+from lazy_memory.engine.records import (
+    Actor,
+    HistoryEntry,
+    Operation,
+    Record,
+    RecordContent,
+    UnreadableRow,
+)
 from lazy_memory.engine.search_model import SearchQuery
 from lazy_memory.wire.params import Params
 
@@ -56,9 +63,10 @@ class Done(BaseModel):
 
 
 class RecordsResult(BaseModel):
-    """Live records, ordered by name."""
+    """Live records, ordered by name, and those the store could not read."""
 
     records: list[Record]
+    unreadable: list[UnreadableRow] = []
 
 
 class IndexResult(BaseModel):
@@ -69,6 +77,8 @@ class IndexResult(BaseModel):
     """
 
     entries: list[Any]
+    unreadable: list[UnreadableRow] = []
+    """The live records the store could not read, left out of entries."""
 
 
 class MarkerResult(BaseModel):
@@ -78,9 +88,16 @@ class MarkerResult(BaseModel):
 
 
 class EntriesResult(BaseModel):
-    """History entries in write order."""
+    """History entries in write order, and the records whose entries could not be read."""
 
     entries: list[HistoryEntry]
+    unreadable: list[UnreadableRow] = []
+
+
+class UnreadableResult(BaseModel):
+    """`lazy/storage/unreadable_records`: every live record the store cannot read, and why."""
+
+    unreadable: list[UnreadableRow]
 
 
 class RevisionsResult(BaseModel):

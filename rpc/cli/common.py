@@ -18,6 +18,7 @@ from lazy_memory.engine.errors import PermissionDenied
 if TYPE_CHECKING:
     from lazy_memory.adapters.config import Settings
     from lazy_memory.engine.identity import Identity
+    from lazy_memory.engine.index import UnreadableRecord
     from lazy_memory.engine.service import MemoryService
 
 
@@ -112,6 +113,18 @@ def print_json(value: object) -> None:
     from lazy_memory.engine.visible import printable_json
 
     print(printable_json(json.dumps(value, indent=2, ensure_ascii=False)))
+
+
+def all_read(unreadable: Sequence[UnreadableRecord]) -> int:
+    """0 when the records a command read were all it asked for; else, once it has printed
+    them, UnreadableRecords naming those the store could not read, which `lazy` reports as
+    every error (exit status 7): the output is whole but for them."""
+    if not unreadable:
+        return 0
+    from lazy_memory.engine.errors import UnreadableRecords
+    from lazy_memory.engine.index import unreadable_note
+
+    raise UnreadableRecords(unreadable_note(unreadable), unreadable)
 
 
 class VersionAction(argparse.Action):

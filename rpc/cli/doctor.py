@@ -23,10 +23,17 @@ if TYPE_CHECKING:
 
 # Keyed by the values of the engine's Remedy (a StrEnum, so its members find them), which
 # this module does not import until doctor runs.
-EXIT_STATUSES = {"none": 0, "compact": 10, "curate": 11, "clear": 12, "try-compact": 13}
+EXIT_STATUSES = {
+    "none": 0,
+    "compact": 10,
+    "curate": 11,
+    "clear": 12,
+    "try-compact": 13,
+    "repair": 14,
+}
 """doctor's exit status by remedy, for scripts: 0 nothing to do, 10 compact, 11 curate,
 12 clear the compact, 13 try compacting (only the model's summary could be accepted, which
-doctor cannot know without calling the model)."""
+doctor cannot know without calling the model), 14 repair the records the store cannot read."""
 
 
 def add_commands(commands: Any) -> None:
@@ -40,7 +47,8 @@ def add_commands(commands: Any) -> None:
         "do, 10 run `lazy memory compact`, 11 curate the records or raise warn_bytes, 12 run "
         "`lazy memory compact --clear` (the compact costs more than the plain index), 13 try "
         "`lazy memory compact` (only the model's summary could help, which doctor cannot know "
-        "without calling the model; a rejected compact writes nothing).",
+        "without calling the model; a rejected compact writes nothing), 14 replace or repair "
+        "the records the store holds but cannot read (doctor lists them).",
     )
     doctor.add_argument(
         "--import-memory",
@@ -64,8 +72,11 @@ async def run_doctor(arguments: argparse.Namespace) -> int:
     async with cli_service() as service:
         if arguments.import_memory:
             return await run_import(service, yes=arguments.yes, as_json=arguments.json)
+        from lazy_memory.engine.ports import read_partly
+
         diagnosis = await service.doctor()
-        newest = max(await service.index(), key=lambda entry: entry.updated_at, default=None)
+        entries, _ = await read_partly(service.index())
+        newest = max(entries, key=lambda entry: entry.updated_at, default=None)
     settings = load_settings()
     launches = last_launches(settings.data_dir)
     last = launches[-1] if launches else None
@@ -107,7 +118,7 @@ def _installed_hook(root: Path) -> InstalledHook | None:
 
 
 def _print(diagnosis: Diagnosis) -> None:
-    from lazy_memory.engine.visible import visible_line
+    from lazy_memory.engine.visible import shown_name, visible_line
 
     margin = diagnosis.bytes - diagnosis.warn_bytes
     verdict = f"over by {margin:,}" if margin > 0 else f"{-margin:,} to spare"
@@ -131,6 +142,12 @@ def _print(diagnosis: Diagnosis) -> None:
             f"Compact: {visible_line(diagnosis.compact_generator or '')}, generated {when}; "
             f"{freshness} (the plain index would be {diagnosis.bytes_without_compact:,} bytes)."
         )
+    if diagnosis.unreadable:
+        count = len(diagnosis.unreadable)
+        print(f"Unreadable: {counted(count, 'record')} the store holds but cannot read:")
+        # One a line: a name may hold a comma.
+        for row in diagnosis.unreadable:
+            print(f"  {shown_name(row.name)}: {visible_line(row.reason)}")
     # Advice may quote the store's own words (why the compact cannot be read).
     print(visible_line(diagnosis.advice))
     if diagnosis.hook is not None:

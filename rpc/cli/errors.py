@@ -30,6 +30,7 @@ from lazy_memory.engine.errors import (
     NotFound,
     PermissionDenied,
     StorageUnavailable,
+    reported_type,
 )
 
 if TYPE_CHECKING:
@@ -82,8 +83,8 @@ def report(
 
 def report_error(error: LazyMemoryError) -> int:
     """Report an engine error; its exit status."""
-    status = EXIT_STATUSES.get(type(error), 1)
-    return report(type(error).__name__, str(error), status, error.data)
+    listed = reported_type(error)
+    return report(listed.__name__, str(error), EXIT_STATUSES.get(listed, 1), error.data)
 
 
 def report_usage(parser: argparse.ArgumentParser, message: str) -> int:

@@ -115,12 +115,13 @@ def _light_delivery(
     from lazy_memory.engine.delivery import deliver
 
     state = read_launch_state(settings, None if kept is None else kept.compact)
-    context = launch_context(role, *state[:3], settings.warn_bytes)
+    context = launch_context(role, *state[:3], settings.warn_bytes, state.unreadable)
     delivery = deliver(
         context,
         state.records,
         settings.hook_limit_chars,
         page_limit=settings.tool_result_limit_chars,
+        unreadable=state.unreadable,
     )
     return delivery, warnings_of(context), state.compact_digest
 

@@ -11,6 +11,7 @@ from lazy_memory.rpc.cli import compact, migrate
 from lazy_memory.rpc.cli.body import opens_editor, read_body
 from lazy_memory.rpc.cli.common import (
     UsageError,
+    all_read,
     cli_service,
     common_flags,
     print_json,
@@ -40,7 +41,14 @@ def add_commands(commands: Any) -> None:
     )
     subcommands = add_command_group(group)
 
-    listing = subcommands.add_parser("list", parents=[parent], help="the index of live records")
+    listing = subcommands.add_parser(
+        "list",
+        parents=[parent],
+        help="the index of live records",
+        description="Print the index of live records: name, type and description (with --json, "
+        "every record in full). Records the store holds but cannot read are named on standard "
+        "error after the others, with exit status 7; `lazy doctor` says why.",
+    )
     listing.set_defaults(run=list_records)
 
     show = subcommands.add_parser(
@@ -103,27 +111,30 @@ def add_commands(commands: Any) -> None:
 async def list_records(arguments: argparse.Namespace) -> int:
     """Print the index: name, type and description of every live record."""
     from lazy_memory.engine.index import shown_description
+    from lazy_memory.engine.ports import read_partly
     from lazy_memory.engine.visible import visible_line
 
     async with cli_service() as service:
         if arguments.json:
-            print_json([record.model_dump(mode="json") for record in await service.list_records()])
-            return 0
+            records, unreadable = await read_partly(service.list_records())
+            print_json([record.model_dump(mode="json") for record in records])
+            return all_read(unreadable)
         # The table shows no bodies: the index read leaves them in the store.
-        entries = await service.index()
+        entries, unreadable = await read_partly(service.index())
     if not entries:
-        print(
-            'No records yet. Save one with: lazy memory save NAME -t TYPE -d "one line"',
-            file=sys.stderr,
-        )
-        return 0
+        if not unreadable:
+            print(
+                'No records yet. Save one with: lazy memory save NAME -t TYPE -d "one line"',
+                file=sys.stderr,
+            )
+        return all_read(unreadable)
     rows = [[visible_line(e.name), e.type.value, shown_description(e.description)] for e in entries]
     table = render(["NAME", "TYPE", "DESCRIPTION"], rows, output_width(), elidable=[0])
     print("\n".join(table.lines))
     if table.shortened:
         print()
         print(_shortened_note(table))
-    return 0
+    return all_read(unreadable)
 
 
 def _shortened_note(table: Table) -> str:
@@ -182,8 +193,15 @@ async def save_record(arguments: argparse.Namespace) -> int:
     # Before the store is read and before $EDITOR opens on a body an agent could not save.
     refuse_agent("memory save")
     fields_given = arguments.type is not None or arguments.description is not None
+    from lazy_memory.engine.errors import UnreadableRecords
+
+    replacing = False
     async with cli_service() as service:
-        current = await service.find(arguments.name)
+        try:
+            current = await service.find(arguments.name)
+        except UnreadableRecords:
+            # A save giving every field replaces it; one that leaves one out fails on it.
+            current, replacing = None, True
         shown = None if current is None else current.body
         if current is None and opens_editor(
             arguments.body, arguments.body_file, fields_given=fields_given
@@ -203,7 +221,15 @@ async def save_record(arguments: argparse.Namespace) -> int:
     else:
         from lazy_memory.engine.visible import visible_line
 
-        verb = "updated" if current else "created" if record.revision == 1 else "revived"
+        verb = (
+            "replaced the unreadable record"
+            if replacing
+            else "updated"
+            if current
+            else "created"
+            if record.revision == 1
+            else "revived"
+        )
         name = visible_line(record.name)
         if record.unchanged:
             print(

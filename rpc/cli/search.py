@@ -7,7 +7,7 @@ import os
 import sys
 from typing import Any
 
-from lazy_memory.rpc.cli.common import cli_service, common_flags, print_json
+from lazy_memory.rpc.cli.common import all_read, cli_service, common_flags, print_json
 
 # The engine's DEFAULT_LIMIT and MAX_LIMIT (engine/search_model.py), spelled out so that building
 # the parser imports none of the engine's models; tests/unit/test_cli.py holds them equal.
@@ -32,7 +32,8 @@ def add_commands(commands: Any) -> None:
         "Quote the whole query for your shell (lazy search 'deploy -\"old way\"'), or put -- "
         "before a query that starts an argument with -. Each hit is "
         "a line `name (type): description` and an indented snippet; no hits print nothing "
-        "(and say so on standard error) and exit 0.",
+        "(and say so on standard error) and exit 0. Records the store holds but cannot read "
+        "are named on standard error after the hits, with exit status 7.",
     )
     search.add_argument("query", nargs="+", metavar="QUERY", help="the query (its words joined)")
     search.add_argument(
@@ -48,18 +49,19 @@ def add_commands(commands: Any) -> None:
 async def search_records(arguments: argparse.Namespace) -> int:
     """Print the hits of a query: an index line each, then its snippet, indented."""
     from lazy_memory.engine.index import shown_description
+    from lazy_memory.engine.ports import read_partly
     from lazy_memory.engine.search_snippets import MARK_END, MARK_START
     from lazy_memory.engine.visible import visible_line
 
     query = " ".join(arguments.query)
     async with cli_service() as service:
-        hits = await service.search(query, arguments.limit)
+        hits, unreadable = await read_partly(service.search(query, arguments.limit))
     if arguments.json:
         print_json([hit.model_dump(mode="json") for hit in hits])
-        return 0
+        return all_read(unreadable)
     if not hits:
         print(f"No live record matches {query}", file=sys.stderr)
-        return 0
+        return all_read(unreadable)
     colour = sys.stdout.isatty() and not os.environ.get("NO_COLOR")
     for hit in hits:
         # Made visible before the colour goes in: the only escape codes printed are lazy's own.
@@ -68,7 +70,7 @@ async def search_records(arguments: argparse.Namespace) -> int:
             snippet = snippet.replace(MARK_START, _BOLD_RED).replace(MARK_END, _RESET)
         print(f"{visible_line(hit.name)} ({hit.type.value}): {shown_description(hit.description)}")
         print(f"    {snippet}")
-    return 0
+    return all_read(unreadable)
 
 
 def _limit(text: str) -> int:

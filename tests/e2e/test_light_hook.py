@@ -26,6 +26,7 @@ import pytest
 from lazy_memory.adapters import open_storage
 from lazy_memory.adapters.config import Settings
 from lazy_memory.engine.records import Actor, ActorKind, Operation, RecordContent, RecordType
+from tests.unreadable_rows import damage_files, damage_sqlite
 
 LIGHT = (
     "import json, sys; from lazy_memory.rpc.cli import main; "
@@ -173,6 +174,25 @@ def broken(store: Store) -> None:
     (store.data_dir / name).write_bytes(b"this is no store\n" * 100)
 
 
+def unreadable_row(store: Store) -> None:
+    """One record whose type is not one of the four, as another tool may leave it."""
+    seeded(store)
+    damaged(store, "type")
+
+
+def undecodable_row(store: Store) -> None:
+    """One record whose description is not UTF-8, as an older tool may leave it."""
+    seeded(store)
+    damaged(store, "text")
+
+
+def damaged(store: Store, kind: str) -> None:
+    if store.backend == "sqlite":
+        damage_sqlite(store.data_dir / "memory.db", "note-03", kind)
+    else:
+        damage_files(store.data_dir, "note-03", kind)
+
+
 def hostile_text(store: Store) -> None:
     seeded(store, 2)
 
@@ -197,6 +217,8 @@ LIGHT_STATES: list[Callable[[Store], None]] = [
     over_the_hook_limit,
     over_the_hook_limit_in_pages,
     hostile_text,
+    unreadable_row,
+    undecodable_row,
 ]
 ENGINE_STATES: list[Callable[[Store], None]] = [unreadable_compact, unreadable_store]
 SESSIONS = {"builder": {}, "agent": {"LAZY_TASK_ID": "t-1"}}
@@ -302,3 +324,11 @@ def test_the_states_say_what_they_promise(store: Store, tmp_path: Path) -> None:
     assert b"\\u202eevil\\u202c" in outputs["hostile_text"].stdout
     assert b"\x1b" not in outputs["hostile_text"].stdout
     assert outputs["unreadable_store"].stdout.startswith(MARKER)
+    for state in ("unreadable_row", "undecodable_row"):
+        section = outputs[state].stdout
+        assert b"- note-02 (project)" in section
+        assert b"- note-03" not in section
+        assert section.endswith(
+            b"- note-04 (project): what note 4 says, in a line of its own\n"
+            b"(1 memory record could not be read: 'note-03'; `lazy doctor` says why)\n"
+        )

@@ -82,7 +82,7 @@ async def test_the_state_is_what_the_engine_reads(settings: Settings) -> None:
 async def test_an_empty_store_reads_as_empty_and_creates_nothing(settings: Settings) -> None:
     state = read_launch_state(settings, None)
 
-    assert state == ([], None, [], None)
+    assert state == ([], None, [], None, [])
     assert not settings.data_dir.exists()
 
 

@@ -217,4 +217,4 @@ async def test_a_row_changed_behind_the_stores_back_is_storage_unavailable(
     failures = await failures_reading(settings("sqlite", data))
 
     assert failures, "the damaged row went unnoticed"
-    assert all("holds a row it cannot read" in failure for failure in failures), failures
+    assert all("holds a record it cannot read: 'alpha' (" in f for f in failures), failures

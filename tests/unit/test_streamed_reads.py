@@ -16,11 +16,12 @@ from lazy_memory.engine.context import (
     Role,
     assemble,
     assembled_size,
-    batched_launch_context,
+    finished,
     launch_context,
+    opened,
 )
 from lazy_memory.engine.delivery import page, pages
-from lazy_memory.engine.index import IndexEntry, index_page
+from lazy_memory.engine.index import IndexEntry, UnreadableRecord, index_page
 from lazy_memory.engine.records import Actor, ActorKind, RecordType
 
 T0 = datetime(2026, 11, 30, 8, 0, tzinfo=UTC)
@@ -43,6 +44,9 @@ CURRENT = {record.name: record.revision for record in RECORDS}
 BATCHINGS = [[RECORDS], [RECORDS[:2], [], RECORDS[2:5], RECORDS[5:]], [[r] for r in RECORDS], []]
 
 
+@pytest.mark.parametrize(
+    "unreadable", [[], [UnreadableRecord("broken", "its type 'x' is not one")]]
+)
 @pytest.mark.parametrize("batches", BATCHINGS)
 @pytest.mark.parametrize(
     ("compact", "removed"),
@@ -57,15 +61,16 @@ def test_a_section_assembled_in_batches_is_the_section_of_the_whole(
     removed: list[str],
     role: Role,
     warn: int,
+    unreadable: list[UnreadableRecord],
 ) -> None:
     records = [record for batch in batches for record in batch]
-    whole = assemble(role, records, compact, removed)
+    whole = assemble(role, records, compact, removed, unreadable)
 
-    section = batched_launch_context(role, batches, compact, removed, warn)
+    section = finished(role, opened(role, batches, compact, removed), unreadable, warn)
 
     pointer = DOCTOR_POINTER + "\n" if role == Role.BUILDER and section.over_threshold else ""
     assert section.text == whole + pointer
-    assert section.bytes == assembled_size(role, records, compact, removed)
+    assert section.bytes == assembled_size(role, records, compact, removed, unreadable)
     assert section.over_threshold == (section.bytes > warn)
 
 
