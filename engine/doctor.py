@@ -172,7 +172,7 @@ def diagnose(
             Remedy.REPAIR,
             (
                 f"The store holds {held} it cannot read (listed above). "
-                f"{REPAIR_ADVICE.format(them=them)} After that: {advice}"
+                f"{REPAIR_ADVICE.format(them=them)} {advice}"
             ),
         )
     if compact_error is not None:
