@@ -47,7 +47,15 @@ from lazy_memory.adapters.files_layout import (
     validation_reason,
 )
 from lazy_memory.adapters.files_legacy import is_legacy_history, legacy_lines
-from lazy_memory.adapters.files_lines import BadLine, entry, indexed
+from lazy_memory.adapters.files_lines import (
+    READ_CHUNK,
+    BadLine,
+    indexed,
+    lines_at,
+    split_lines,
+    vouched_for,
+    whole_entry,
+)
 from lazy_memory.adapters.row_checks import as_text
 from lazy_memory.engine.errors import InvalidRecord, StorageUnavailable
 from lazy_memory.engine.kinds import Operation
@@ -59,10 +67,7 @@ if TYPE_CHECKING:
 # files.py still imports these from here; they belong to files_index.py and files_layout.py.
 __all__ = ["FileKey", "Index", "Journal", "file_key", "key_of"]
 
-_READ_CHUNK = 1 << 22
-"""The most bytes one read of consecutive history lines takes at a time."""
 _T = TypeVar("_T")
-_E = TypeVar("_E", bound="Written | HistoryEntry | BadLine")
 
 
 class Journal:
@@ -173,29 +178,11 @@ class Journal:
         if not slots:
             return []
         self._require_reader()
-        order = sorted(range(len(slots)), key=lambda number: slots[number].offset)
-        lines: list[bytes] = [b""] * len(slots)
-        start = 0
-        while start < len(order):
-            # One read for a run of consecutive lines, up to _READ_CHUNK bytes.
-            end = start + 1
-            first = slots[order[start]]
-            stop = first.offset + first.length
-            while end < len(order):
-                following = slots[order[end]]
-                if following.offset != stop or stop - first.offset >= _READ_CHUNK:
-                    break
-                stop += following.length
-                end += 1
-            chunk = self._pread(stop - first.offset, first.offset)
-            for number in order[start:end]:
-                begin = slots[number].offset - first.offset
-                lines[number] = chunk[begin : begin + slots[number].length]
-            start = end
+        lines = lines_at(slots, self._pread)
         entries: list[HistoryEntry | BadLine] = []
         for number, line in enumerate(lines):
             slot = slots[number]
-            entry = self._parse(line, slot.offset)
+            entry = whole_entry(line, slot.offset, self.history_path)
             if isinstance(entry, BadLine):
                 entries.append(entry)
                 continue
@@ -220,14 +207,14 @@ class Journal:
         entries: list[HistoryEntry | BadLine] = []
         position = 0
         while position < index.offset:
-            chunk = self._pread(min(_READ_CHUNK, index.offset - position), position)
+            chunk = self._pread(min(READ_CHUNK, index.offset - position), position)
             whole = chunk[: chunk.rfind(b"\n") + 1]
             if not whole:  # a single line longer than the chunk
                 whole = self._pread(index.offset - position, position)
                 whole = whole[: whole.find(b"\n") + 1]
-            for line in _lines(whole):
+            for line in split_lines(whole):
                 if line.strip():
-                    entry = self._parse(line, position)
+                    entry = whole_entry(line, position, self.history_path)
                     if name is None or as_text(entry.name) == name:
                         entries.append(entry)
                 position += len(line)
@@ -289,20 +276,19 @@ class Journal:
         if size < index.offset:
             raise self._corrupt(f"it is shorter than the {index.offset} bytes already read")
         while size > index.offset:
-            chunk = self._pread(min(_READ_CHUNK, size - index.offset), index.offset)
+            chunk = self._pread(min(READ_CHUNK, size - index.offset), index.offset)
             whole = chunk[: chunk.rfind(b"\n") + 1]
             if not whole:
-                if len(chunk) < _READ_CHUNK:
+                if len(chunk) < READ_CHUNK:
                     return  # only a line still being written, or a torn one
                 whole = self._pread(size - index.offset, index.offset)
                 whole = whole[: whole.find(b"\n") + 1]
                 if not whole:
                     return
-            for line in _lines(whole):
+            for line in split_lines(whole):
                 if line.strip():
-                    self._apply(
-                        index, self._named(indexed(line), index.offset), index.offset, len(line)
-                    )
+                    entry = vouched_for(indexed(line), index.offset, self.history_path)
+                    self._apply(index, entry, index.offset, len(line))
                 else:
                     index.skip(len(line))
 
@@ -399,23 +385,5 @@ class Journal:
             os.close(self._reader)
             self._reader = None
 
-    def _parse(self, line: bytes, offset: int) -> HistoryEntry | BadLine:
-        """The whole entry a line holds, read by its model, or the BadLine it is."""
-        if not line.endswith(b"\n"):
-            raise self._corrupt(f"the entry at byte {offset} of {HISTORY} is cut short")
-        return self._named(entry(line), offset)
-
-    def _named(self, entry: _E, offset: int) -> _E:
-        """entry, unless it is a line that names no record: no record can be vouched for
-        then (it may be any one's latest entry), so the store is corrupt."""
-        if isinstance(entry, BadLine) and entry.name is None:
-            raise self._corrupt(f"the entry at byte {offset}: {entry.reason}")
-        return entry
-
     def _corrupt(self, reason: str, path: Path | None = None) -> StorageUnavailable:
         return corrupt(path or self.history_path, reason)
-
-
-def _lines(whole: bytes) -> list[bytes]:
-    """The lines of whole lines of text, each with its newline."""
-    return [line + b"\n" for line in whole.split(b"\n")[:-1]]

@@ -1,4 +1,9 @@
-"""A line of the files backend's history read as an entry, or named as one that does not read.
+"""The files backend's history lines: read from the file in few reads, each read as an entry
+or named as one that does not read.
+
+The journal (files_journal.py) keeps the file and its index; what it reads is cut into lines
+and judged here. The lines the index points at are read in runs of consecutive ones, up to
+READ_CHUNK bytes a read, so a search that reads many records costs few system calls.
 
 The backend writes each line through the models, but the file is plain text that another
 tool, another version or a hand may write: a line can hold a type that is not one of the
@@ -6,8 +11,8 @@ four, a field of the wrong kind, text that is not UTF-8, or no JSON at all. A li
 still names its record (a JSON object with a `name`) is a BadLine: that record cannot be
 read, and the rest of the store can (files_index.py keeps it as its name's latest entry, so
 the name's next save still takes the next revision). A line that names no record could be
-any record's latest entry, so nothing in the store can be vouched for: the journal then
-reports the store corrupt, as it always has.
+any record's latest entry, so nothing in the store can be vouched for: the store is then
+corrupt (vouched_for), as it always was.
 
 The checks that need no model come first (row_checks.py), so the launch hook names a line
 with a bad type without importing pydantic; the model judges what they let through, as it
@@ -17,10 +22,13 @@ always has, and its verdict is what reads.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Sequence
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, NamedTuple
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 from lazy_memory.adapters.files_entries import Written, written
+from lazy_memory.adapters.files_layout import HISTORY, corrupt
 from lazy_memory.adapters.row_checks import (
     ACTOR_KINDS,
     OPERATIONS,
@@ -33,7 +41,11 @@ from lazy_memory.adapters.row_checks import (
 )
 
 if TYPE_CHECKING:
+    from lazy_memory.adapters.files_index import Slot
     from lazy_memory.engine.records import HistoryEntry
+
+READ_CHUNK = 1 << 22
+"""The most bytes one read of consecutive history lines takes at a time."""
 
 
 class BadLine(NamedTuple):
@@ -44,6 +56,54 @@ class BadLine(NamedTuple):
     revision: int | None
     """The revision the line gives, if it gives one that reads."""
     reason: str
+
+
+_E = TypeVar("_E", bound="Written | HistoryEntry | BadLine")
+
+
+def lines_at(slots: Sequence[Slot], pread: Callable[[int, int], bytes]) -> list[bytes]:
+    """The history lines the slots point at, in the same order, read with pread(size, offset)
+    in one call for each run of consecutive lines (up to READ_CHUNK bytes)."""
+    order = sorted(range(len(slots)), key=lambda number: slots[number].offset)
+    lines: list[bytes] = [b""] * len(slots)
+    start = 0
+    while start < len(order):
+        end = start + 1
+        first = slots[order[start]]
+        stop = first.offset + first.length
+        while end < len(order):
+            following = slots[order[end]]
+            if following.offset != stop or stop - first.offset >= READ_CHUNK:
+                break
+            stop += following.length
+            end += 1
+        chunk = pread(stop - first.offset, first.offset)
+        for number in order[start:end]:
+            begin = slots[number].offset - first.offset
+            lines[number] = chunk[begin : begin + slots[number].length]
+        start = end
+    return lines
+
+
+def split_lines(whole: bytes) -> list[bytes]:
+    """The lines of whole lines of text, each with its newline."""
+    return [line + b"\n" for line in whole.split(b"\n")[:-1]]
+
+
+def whole_entry(line: bytes, offset: int, history: Path) -> HistoryEntry | BadLine:
+    """The whole entry the line at offset of history holds, read by its model, or the BadLine
+    it is; a line cut short makes the store corrupt."""
+    if not line.endswith(b"\n"):
+        raise corrupt(history, f"the entry at byte {offset} of {HISTORY} is cut short")
+    return vouched_for(entry(line), offset, history)
+
+
+def vouched_for(read: _E, offset: int, history: Path) -> _E:
+    """read, unless it is a line that names no record: no record can be vouched for then (it
+    may be any one's latest entry), so the store is corrupt."""
+    if isinstance(read, BadLine) and read.name is None:
+        raise corrupt(history, f"the entry at byte {offset}: {read.reason}")
+    return read
 
 
 def indexed(line: bytes) -> Written | HistoryEntry | BadLine:

@@ -22,7 +22,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
-from pydantic import BaseModel, TypeAdapter, ValidationError
+from pydantic import BaseModel, ValidationError
 
 from lazy_memory.adapters.address import Address, parse_address
 from lazy_memory.adapters.config import (
@@ -30,25 +30,13 @@ from lazy_memory.adapters.config import (
     DEFAULT_REQUEST_TIMEOUT_SECONDS,
 )
 from lazy_memory.adapters.remote_connection import ConnectionLost, DaemonConnection, NoAnswer
+from lazy_memory.adapters.remote_errors import as_unreadable_records, read_of_many, typed_error
 from lazy_memory.engine.compact import Compact
-from lazy_memory.engine.errors import (
-    LazyMemoryError,
-    PermissionDenied,
-    StorageUnavailable,
-    UnreadableRecords,
-)
+from lazy_memory.engine.errors import PermissionDenied, StorageUnavailable
 from lazy_memory.engine.index import IndexEntry, UnreadableRecord
-from lazy_memory.engine.records import (
-    Actor,
-    HistoryEntry,
-    Operation,
-    Record,
-    RecordContent,
-    UnreadableRow,
-)
+from lazy_memory.engine.records import Actor, HistoryEntry, Operation, Record, RecordContent
 from lazy_memory.engine.search_model import SearchHit, SearchQuery
 from lazy_memory.wire import names
-from lazy_memory.wire.errors import error_for_code
 from lazy_memory.wire.index import index_entries
 from lazy_memory.wire.memory import SearchResult
 from lazy_memory.wire.params import HistoryParams, NameParams, NoParams, Params
@@ -70,7 +58,6 @@ from lazy_memory.wire.storage import (
 )
 
 ResultT = TypeVar("ResultT", bound=BaseModel)
-ReadT = TypeVar("ReadT")
 logger = logging.getLogger(__name__)
 
 CONNECT_ATTEMPTS = 3
@@ -140,7 +127,7 @@ class RemoteStorage:
     async def list_records(self) -> list[Record]:
         """Every live record, ordered by name."""
         answer = await self._call(names.STORAGE_LIST_RECORDS, NoParams(), RecordsResult)
-        return self._read(answer.records, answer.unreadable)
+        return read_of_many(self.address, answer.records, answer.unreadable)
 
     async def list_index(self) -> list[IndexEntry]:
         """Every live record's index entry, ordered by name."""
@@ -152,7 +139,7 @@ class RemoteStorage:
                 f"the daemon at {self.address} answered list_index with an unexpected shape: "
                 f"{error}"
             ) from None
-        return self._read(entries, answer.unreadable)
+        return read_of_many(self.address, entries, answer.unreadable)
 
     async def change_marker(self) -> str:
         """The daemon's store's change marker."""
@@ -185,7 +172,7 @@ class RemoteStorage:
     async def history(self, name: str | None = None) -> list[HistoryEntry]:
         """Every history entry in write order, or those of one name."""
         answer = await self._call(names.STORAGE_HISTORY, HistoryParams(name=name), EntriesResult)
-        return self._read(answer.entries, answer.unreadable)
+        return read_of_many(self.address, answer.entries, answer.unreadable)
 
     async def spellings(self, name: str) -> list[str]:
         """The names the daemon's store holds that are the same name as name."""
@@ -206,12 +193,12 @@ class RemoteStorage:
         """The best limit live records for query, as the daemon's store ranks them."""
         params = StorageSearchParams(query=query, limit=limit)
         answer = await self._call(names.STORAGE_SEARCH, params, SearchResult)
-        return self._read(answer.hits, answer.unreadable or [])
+        return read_of_many(self.address, answer.hits, answer.unreadable or [])
 
     async def unreadable_records(self) -> list[UnreadableRecord]:
         """Every live record the daemon's store cannot read, and why."""
         answer = await self._call(names.STORAGE_UNREADABLE_RECORDS, NoParams(), UnreadableResult)
-        return [UnreadableRecord(row.name, row.reason) for row in answer.unreadable]
+        return as_unreadable_records(answer.unreadable)
 
     async def get_compact(self) -> Compact | None:
         """The compact slot's content, if any."""
@@ -240,16 +227,6 @@ class RemoteStorage:
                 connection.abort()  # closing anyway, without waiting on the daemon again
         await connection.close()
 
-    def _read(self, readable: ReadT, unreadable: list[UnreadableRow]) -> ReadT:
-        """readable, the daemon's answer to a read of many records; or UnreadableRecords
-        with it, when the daemon's store could not read some, as that store raises it."""
-        if not unreadable:
-            return readable
-        records = [UnreadableRecord(row.name, row.reason) for row in unreadable]
-        raise UnreadableRecords.found(
-            f"the store of the daemon at {self.address}", records, readable
-        )
-
     async def _call(
         self, name: str, params: Params, result: type[ResultT], *, write: bool = False
     ) -> ResultT:
@@ -268,7 +245,7 @@ class RemoteStorage:
             except ConnectionLost as again:
                 raise self._lost(method, again, write=False) from None
         if "error" in response:
-            raise _typed_error(response["error"], self.address)
+            raise typed_error(response["error"], self.address)
         try:
             return result.model_validate(response.get("result"))
         except ValidationError as error:
@@ -369,7 +346,7 @@ class RemoteStorage:
             raise
         if "error" in response:
             await connection.close()
-            error = _typed_error(response["error"], self.address)
+            error = typed_error(response["error"], self.address)
             if isinstance(error, PermissionDenied):
                 raise PermissionDenied(
                     f"the daemon at {self.address} refused LAZY_TOKEN: {error.message}"
@@ -383,28 +360,6 @@ class RemoteStorage:
             f"cannot reach the lazy-memory daemon at {self.address}: {error}; is "
             f"`lazy engine --listen {self.address}` running?"
         )
-
-
-def _typed_error(error: Mapping[str, Any], address: Address) -> LazyMemoryError:
-    code, message = error.get("code"), str(error.get("message", "no message"))
-    typed = error_for_code(code, message) if isinstance(code, int) else None
-    if isinstance(typed, StorageUnavailable):
-        # A record the daemon's store cannot read: named as its store named it.
-        rows = _unreadable_rows(error.get("data"))
-        if rows:
-            return UnreadableRecords(message, rows)
-    return typed or StorageUnavailable(f"the daemon at {address} failed: {message} ({code})")
-
-
-def _unreadable_rows(data: Any) -> list[UnreadableRecord]:
-    """The records an error's data says the daemon's store could not read; [] for none."""
-    if not isinstance(data, dict):
-        return []
-    try:
-        rows = TypeAdapter(list[UnreadableRow]).validate_python(data.get("unreadable") or [])
-    except ValidationError:
-        return []
-    return [UnreadableRecord(row.name, row.reason) for row in rows]
 
 
 def _client_ssl_context(address: Address, ca_file: Path | None) -> ssl.SSLContext | None:

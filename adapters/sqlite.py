@@ -9,8 +9,8 @@ on the connection's own thread, so the event loop never waits on a lock or a lon
 
 Writers in other processes queue on SQLite's own lock. SQLite's built-in busy handler sleeps
 1, 2, 5, 10 ms... between tries, far longer than a transaction here holds the lock, so a
-busy database is retried here instead, after a short randomized pause that grows to two
-milliseconds, for up to the same 30 seconds.
+busy database is retried instead (sqlite_access.py), after a short randomized pause that
+grows to two milliseconds, for up to the same 30 seconds.
 
 A handle reads without writing anything until its first write: no folder, database, -wal or
 -shm file is created and no write lock taken (sqlite_reader.py), so a store that does not
@@ -27,12 +27,8 @@ at every commit, one fdatasync per save.
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import logging
 import os
-import random
 import sqlite3
-import time
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
@@ -48,13 +44,12 @@ from lazy_memory.adapters.sql_rows import (
     record_from_row,
     record_problem,
 )
+from lazy_memory.adapters.sqlite_access import Access, Work
 from lazy_memory.adapters.sqlite_checkpoint import Checkpointer
-from lazy_memory.adapters.sqlite_connections import close
 from lazy_memory.adapters.sqlite_failures import busy, leniently, unparsed, why_unwritable
 from lazy_memory.adapters.sqlite_index import compact_json, index, index_batches, removed_since
-from lazy_memory.adapters.sqlite_reader import Reader, SchemaTooOld
 from lazy_memory.adapters.sqlite_search import search_hit, search_statement
-from lazy_memory.adapters.sqlite_space import disk_full, full_disk_reason, merging, save_needs
+from lazy_memory.adapters.sqlite_space import disk_full, full_disk_reason, save_needs
 from lazy_memory.adapters.sqlite_tables import (
     DIALECT,
     LIVE_REVISIONS_QUERY,
@@ -62,7 +57,6 @@ from lazy_memory.adapters.sqlite_tables import (
     latest_revision_and_size,
     spellings,
 )
-from lazy_memory.adapters.sqlite_writer import open_writer, transaction
 from lazy_memory.engine.compact import Compact
 from lazy_memory.engine.errors import (
     Conflict,
@@ -82,17 +76,10 @@ from lazy_memory.engine.records import (
 )
 from lazy_memory.engine.search_model import SearchHit, SearchQuery
 
-BUSY_TIMEOUT_SECONDS = 30.0
-"""How long an operation waits for another process's write lock before it fails."""
 _CHECKED_ROWS = 500
 """Rows unreadable_records checks at a time: bodies and all, so never the whole store."""
-_FIRST_PAUSE_SECONDS = 0.0001
-_MAX_PAUSE_SECONDS = 0.002
 
 _T = TypeVar("_T")
-logger = logging.getLogger(__name__)
-Work = Callable[[sqlite3.Connection], _T]
-"""What one operation does with the connection, on the connection's thread."""
 
 
 class SqliteStorage:
@@ -108,15 +95,12 @@ class SqliteStorage:
         self._where = f"the SQLite store at {path}"
         self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="lazy-sqlite")
         self._lock = asyncio.Lock()
-        # The writer, from this handle's first write on; until then reads go to the reader.
-        self._connection: sqlite3.Connection | None = None
-        self._reader = Reader(path)
+        self._access = Access(path)
         self._closed = False
         # The marker: this handle's own id, the reader's epoch (it moves whenever reads move
         # to another connection), SQLite's count of other connections' commits (PRAGMA
         # data_version ignores this connection's), and this connection's writes.
         self._handle = os.urandom(6).hex()
-        self._writes = 0
         self._checkpointer = Checkpointer(path)
 
     @classmethod
@@ -171,7 +155,7 @@ class SqliteStorage:
 
         def marker(connection: sqlite3.Connection) -> str:
             (version,) = connection.execute("PRAGMA data_version").fetchone()
-            return f"{self._handle}:{self._reader.epoch}:{version}:{self._writes}"
+            return f"{self._handle}:{self._access.reader.epoch}:{version}:{self._access.writes}"
 
         return await self._run(marker, inline=True)
 
@@ -310,13 +294,7 @@ class SqliteStorage:
                 return
             self._closed = True
             await self._checkpointer.aclose()
-            connection, self._connection = self._connection, None
-            # Closing anyway: the file handles go with the connections.
-            with contextlib.suppress(sqlite3.Error, OSError):
-                self._reader.close()
-            if connection is not None:
-                with contextlib.suppress(sqlite3.Error):
-                    close(connection)
+            self._access.close()
             self._thread.shutdown(wait=False)
 
     def _read_all(self, answer: _T, failed: list[UnreadableRecord]) -> _T:
@@ -358,16 +336,15 @@ class SqliteStorage:
         async with self._lock:
             if self._closed:
                 raise StorageUnavailable(f"the SQLite store at {self._path} has been closed")
-            opened = self._connection is not None or (not write and self._reader.ready)
             try:
-                if inline and opened:
+                if inline and self._access.ready(write):
                     try:
-                        return self._once(work, write)
+                        return self._access.once(work, write)
                     except sqlite3.OperationalError as error:
                         if not busy(error):
                             raise
                 loop = asyncio.get_running_loop()
-                return await loop.run_in_executor(self._thread, self._attempt, work, write)
+                return await loop.run_in_executor(self._thread, self._access.attempt, work, write)
             except (sqlite3.Error, OSError) as error:
                 why = (
                     f" ({full_disk_reason(self._path, needs() if needs else 0)})"
@@ -380,57 +357,5 @@ class SqliteStorage:
             except (ValueError, KeyError) as error:
                 raise unparsed(self._path, error) from None
             finally:
-                if write and self._connection is not None:
+                if write and self._access.writer is not None:
                     self._checkpointer.wrote()
-
-    def _once(self, work: Work[_T], write: bool) -> _T:
-        """work, once: on the writer, or before this handle's first write a read on the
-        reader; a write in its own transaction."""
-        if self._connection is None and not write:
-            try:
-                return self._reader.read(work)
-            except SchemaTooOld as old:
-                self._upgrade(old)
-        connection = self._connection or self._open_writer()
-        if not write:
-            return work(connection)
-        try:
-            return transaction(connection, merging(work, self._path))
-        finally:
-            # Even a write that failed may have committed, so the marker moves anyway.
-            self._writes += 1
-
-    def _open_writer(self) -> sqlite3.Connection:
-        """The writer (sqlite_writer.py), through which this handle reads from now on too."""
-        connection = self._connection = open_writer(self._path)
-        # The writer sees every commit, its own included: the reader has had its day.
-        try:
-            self._reader.close()
-        except (sqlite3.Error, OSError) as error:
-            logger.debug("closing the reader of %s: %s", self._path, error)
-        return connection
-
-    def _upgrade(self, old: SchemaTooOld) -> None:
-        """Apply the migrations reads depend on, a write; or say why the store cannot be read."""
-        try:
-            self._open_writer()
-        except (sqlite3.Error, OSError) as error:
-            if isinstance(error, sqlite3.OperationalError) and busy(error):
-                raise
-            raise StorageUnavailable(
-                f"the SQLite store at {self._path} must be migrated ({old}) before it can be "
-                f"read, and cannot be written: {error}{why_unwritable(self._path)}"
-            ) from None
-
-    def _attempt(self, work: Work[_T], write: bool) -> _T:
-        """work, run again after a short pause for as long as the database is busy."""
-        deadline = time.monotonic() + BUSY_TIMEOUT_SECONDS
-        pause = _FIRST_PAUSE_SECONDS
-        while True:
-            try:
-                return self._once(work, write)
-            except sqlite3.OperationalError as error:
-                if not busy(error) or time.monotonic() >= deadline:
-                    raise
-            time.sleep(pause * random.uniform(0.5, 1.5))
-            pause = min(pause * 2, _MAX_PAUSE_SECONDS)

@@ -14,8 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from lazy_memory.adapters import sqlite as sqlite_backend
-from lazy_memory.adapters import sqlite_checkpoint, sqlite_index, sqlite_tables
+from lazy_memory.adapters import sqlite_access, sqlite_checkpoint, sqlite_index, sqlite_tables
 from lazy_memory.adapters.sqlite import SqliteStorage
 from lazy_memory.adapters.sqlite_schema import MIGRATIONS
 from lazy_memory.adapters.sqlite_space import CRISIS_SEGMENTS
@@ -134,7 +133,7 @@ async def test_a_save_waits_out_another_writer_without_blocking_the_event_loop(
 async def test_a_lock_held_past_the_busy_timeout_fails_the_save_and_writes_nothing(
     storage: SqliteStorage, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(sqlite_backend, "BUSY_TIMEOUT_SECONDS", 0.2)
+    monkeypatch.setattr(sqlite_access, "BUSY_TIMEOUT_SECONDS", 0.2)
 
     with (
         write_lock_held(tmp_path / "memory.db", 1.0),

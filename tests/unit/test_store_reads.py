@@ -13,8 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from lazy_memory.adapters import open_storage
-from lazy_memory.adapters import sqlite as sqlite_backend
+from lazy_memory.adapters import open_storage, sqlite_access
 from lazy_memory.adapters.sqlite_schema import MIGRATIONS
 from lazy_memory.engine.errors import NotFound, StorageUnavailable
 from tests.reliability.mounts import remount, small_tmpfs
@@ -114,7 +113,7 @@ async def test_reads_do_not_wait_for_another_process_holding_the_write_lock(
     backend: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Were a read to wait for the lock, it would fail after this long instead of answering.
-    monkeypatch.setattr(sqlite_backend, "BUSY_TIMEOUT_SECONDS", 2.0)
+    monkeypatch.setattr(sqlite_access, "BUSY_TIMEOUT_SECONDS", 2.0)
     data = tmp_path / "data"
     await written_store(backend, data)
     with store_process(backend, data) as other:
