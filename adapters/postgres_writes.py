@@ -79,18 +79,17 @@ async def append(
     # Both column lists (sql_rows.py) start and end alike; only what stands between differs.
     leading = (name, entry.type.value, description, body, entry.revision)
     trailing = (entry.actor.kind.value, detail, provenance)
-    search = search_columns(entry)
     await connection.execute(
-        UPSERT_RECORD,
-        project,
-        *leading,
-        entry.at,
-        *trailing,
-        deleted,
-        None if search.lexemes is None else json_list(search.lexemes),
-        search.length,
+        UPSERT_RECORD, project, *leading, entry.at, *trailing, deleted, *search_values(entry)
     )
     await connection.execute(
         APPEND_HISTORY, project, *leading, entry.operation.value, entry.at, *trailing
     )
     await announce(connection, project, entry)
+
+
+def search_values(entry: HistoryEntry) -> tuple[str | None, int]:
+    """UPSERT_RECORD's last two values for entry: its lexemes as text_list reads them (JSON,
+    which a SQL_ASCII client can send), and its search length."""
+    search = search_columns(entry)
+    return None if search.lexemes is None else json_list(search.lexemes), search.length

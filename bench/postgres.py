@@ -24,9 +24,8 @@ import asyncpg
 
 from bench.report import Measurement, missing
 from lazy_memory.adapters import BACKENDS
-from lazy_memory.adapters.postgres_search import search_columns
 from lazy_memory.adapters.postgres_text import stored
-from lazy_memory.adapters.postgres_writes import UPSERT_RECORD
+from lazy_memory.adapters.postgres_writes import UPSERT_RECORD, search_values
 from lazy_memory.adapters.sql_rows import HISTORY_COLUMNS
 from lazy_memory.engine.records import HistoryEntry
 
@@ -140,8 +139,7 @@ def _shared_arguments(entry: HistoryEntry) -> tuple[tuple[object, ...], tuple[ob
 
 def _record_arguments(project: str, entry: HistoryEntry) -> tuple[object, ...]:
     leading, trailing = _shared_arguments(entry)
-    search = search_columns(entry)
-    return (project, *leading, entry.at, *trailing, False, search.lexemes, search.length)
+    return (project, *leading, entry.at, *trailing, False, *search_values(entry))
 
 
 def _history_arguments(project: str, seq: int, entry: HistoryEntry) -> tuple[object, ...]:
