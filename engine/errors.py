@@ -18,6 +18,7 @@ Adapters translate their drivers' exceptions into these at their boundary; each 
 stable JSON-RPC error code in the wire's table (wire/errors.py), and the rpc layer maps
 them to JSON-RPC errors and CLI exit statuses in one place each. A subclass goes by its
 listed class (reported_type): UnreadableRecords is a StorageUnavailable to every client.
+A layer's own refinement (the daemon's DaemonFull) keeps its name (reported_name).
 """
 
 from __future__ import annotations
@@ -159,8 +160,18 @@ LISTED: tuple[type[LazyMemoryError], ...] = (
 
 
 def reported_type(error: LazyMemoryError) -> type[LazyMemoryError]:
-    """The listed class error goes by (its own, or the nearest it derives from)."""
+    """The listed class error goes by (its own, or the nearest it derives from): its code
+    and exit status."""
     for error_type in type(error).__mro__:
         if error_type in LISTED:
             return error_type
     return type(error)
+
+
+def reported_name(error: LazyMemoryError) -> str:
+    """The type name clients are told: a refinement defined here goes by its listed class's
+    (UnreadableRecords is a StorageUnavailable), one a layer defines for itself keeps its own,
+    which says more than its class's (the daemon's DaemonFull, a StorageUnavailable)."""
+    if type(error).__module__ == __name__:
+        return reported_type(error).__name__
+    return type(error).__name__

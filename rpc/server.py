@@ -34,7 +34,7 @@ from lazy_memory.engine.errors import (
     LazyMemoryError,
     PermissionDenied,
     StorageUnavailable,
-    reported_type,
+    reported_name,
 )
 from lazy_memory.engine.identity import Identity
 from lazy_memory.engine.ports import Change, ChangeFeed, Storage
@@ -300,7 +300,7 @@ class EngineProtocol(LanguageServerProtocol):
 def rpc_error(error: LazyMemoryError) -> JsonRpcServerError:
     """The one mapping of engine errors to JSON-RPC errors: stable code; type (and the
     error's own data, such as a rejected compact's fallback reason) in data."""
-    data = {"type": reported_type(error).__name__, **error.data}
+    data = {"type": reported_name(error), **error.data}
     return JsonRpcServerError(error.message, code_of(error), data=data)  # type: ignore[no-untyped-call]
 
 

@@ -30,6 +30,7 @@ from lazy_memory.engine.errors import (
     NotFound,
     PermissionDenied,
     StorageUnavailable,
+    reported_name,
     reported_type,
 )
 
@@ -83,8 +84,8 @@ def report(
 
 def report_error(error: LazyMemoryError) -> int:
     """Report an engine error; its exit status."""
-    listed = reported_type(error)
-    return report(listed.__name__, str(error), EXIT_STATUSES.get(listed, 1), error.data)
+    status = EXIT_STATUSES.get(reported_type(error), 1)
+    return report(reported_name(error), str(error), status, error.data)
 
 
 def report_usage(parser: argparse.ArgumentParser, message: str) -> int:

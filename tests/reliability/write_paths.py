@@ -66,6 +66,7 @@ READS: dict[str, list[Any]] = {
     "lazy/storage/live_revisions": [{}],
     "lazy/storage/removed_since": [{"watermark": {"seed-0": 1}}],
     "lazy/storage/search": [{"query": {"words": ["seeded"]}, "limit": 5}],
+    "lazy/storage/unreadable_records": [{}],
     "lazy/storage/get_compact": [{}],
 }
 """Methods that only read, with plausible params: an agent may call them, nothing changes."""
