@@ -27,7 +27,7 @@ from lazy_memory.adapters.data_dir import create_data_dir
 from lazy_memory.adapters.durable import replace_file
 from lazy_memory.adapters.files_index import index_batches, unreadable_records
 from lazy_memory.adapters.files_journal import FileKey, Index, Journal, file_key, key_of
-from lazy_memory.adapters.files_layout import COMPACT
+from lazy_memory.adapters.files_layout import COMPACT, corrupt, validation_reason
 from lazy_memory.adapters.files_lines import BadLine
 from lazy_memory.adapters.row_checks import as_text, unreadable
 from lazy_memory.engine.compact import Compact
@@ -386,19 +386,13 @@ def _translated(path: Path) -> Iterator[None]:
     """Turn OS and parse failures into the engine's typed errors, each as one line."""
     try:
         yield
-    except (json.JSONDecodeError, UnicodeDecodeError, ValidationError) as error:
-        raise StorageUnavailable(f"the store at {path} is corrupt: {_reason(error)}") from error
+    except ValidationError as error:
+        raise corrupt(path, validation_reason(error)) from error
+    except (json.JSONDecodeError, UnicodeDecodeError) as error:
+        raise corrupt(path, str(error)) from error
     except UnicodeEncodeError as error:
         raise InvalidRecord("the record is not valid UTF-8 text") from error
     except OSError as error:
         where = error.filename or path
         reason = error.strerror or str(error)
         raise StorageUnavailable(f"cannot use the store at {where}: {reason}") from error
-
-
-def _reason(error: ValueError) -> str:
-    if isinstance(error, ValidationError):
-        first = error.errors()[0]
-        location = ".".join(str(part) for part in first["loc"]) or "top level"
-        return f"{location}: {first['msg']}"
-    return str(error)
