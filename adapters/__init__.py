@@ -11,7 +11,7 @@ if TYPE_CHECKING:
     # Imported where they are used: `lazy --help` and every command's parser need only this
     # module's names, and the engine's models cost a command start tens of milliseconds.
     from lazy_memory.adapters.config import Settings
-    from lazy_memory.adapters.launch_state import LaunchState
+    from lazy_memory.adapters.launch.state import LaunchState
     from lazy_memory.engine.identity import Identity
     from lazy_memory.engine.importing import HarnessScan
     from lazy_memory.engine.ports import Storage
@@ -26,15 +26,15 @@ EMBEDDED_BACKENDS = ("sqlite", "files")
 async def open_storage(settings: Settings) -> Storage:
     """Open the configured backend; its driver is imported only here, when it is used."""
     if settings.backend == "sqlite":
-        from lazy_memory.adapters.sqlite import SqliteStorage
+        from lazy_memory.adapters.sqlite.storage import SqliteStorage
 
         return await SqliteStorage.open(settings.data_dir / "memory.db")
     if settings.backend == "files":
-        from lazy_memory.adapters.files import FileStorage
+        from lazy_memory.adapters.files.storage import FileStorage
 
         return await FileStorage.open(settings.data_dir, settings.poll_seconds)
     if settings.backend == "postgres":
-        from lazy_memory.adapters.postgres import PostgresStorage
+        from lazy_memory.adapters.postgres.storage import PostgresStorage
 
         if settings.pg_dsn is None:
             raise InvalidConfig(
@@ -45,7 +45,7 @@ async def open_storage(settings: Settings) -> Storage:
             settings.pg_dsn, settings.project_key, settings.connect_timeout_seconds
         )
     if settings.backend == "remote":
-        from lazy_memory.adapters.remote import RemoteStorage
+        from lazy_memory.adapters.remote.storage import RemoteStorage
 
         if settings.remote is None:
             raise InvalidConfig("the remote backend needs an address: set LAZY_REMOTE")
@@ -63,9 +63,9 @@ async def open_storage(settings: Settings) -> Storage:
 
 def read_launch_state(settings: Settings, trusted_compact: str | None) -> LaunchState:
     """What a launch's section is assembled from, read without the engine from a SQLite or
-    files store, for the launch hook (adapters/launch_state.py); NotRead when only the engine
+    files store, for the launch hook (adapters/launch/state.py); NotRead when only the engine
     can read it."""
-    from lazy_memory.adapters.launch_state import launch_state
+    from lazy_memory.adapters.launch.state import launch_state
 
     return launch_state(settings, trusted_compact)
 
@@ -89,7 +89,7 @@ async def open_storage_anyway(settings: Settings, config_error: LazyMemoryError 
 def service_factory(settings: Settings, storage: Storage) -> Callable[[Identity], MemoryService]:
     """Build services over one storage, one per session identity, configured from settings."""
     from lazy_memory.adapters.clock import SystemClock
-    from lazy_memory.adapters.summarizers import open_summarizer
+    from lazy_memory.adapters.summarizers.choice import open_summarizer
     from lazy_memory.engine.service import MemoryService
 
     summarizer = open_summarizer(settings)
@@ -125,6 +125,6 @@ class _HarnessOnDemand:
 
     async def scan(self) -> HarnessScan:
         """Scan this project's harness memory directories."""
-        from lazy_memory.adapters.harness import ClaudeCodeMemory
+        from lazy_memory.adapters.claude_code.memories import ClaudeCodeMemory
 
         return await ClaudeCodeMemory(self._settings.root, self._settings.data_dir).scan()

@@ -1,9 +1,9 @@
 """The SQL backends' rows of records and history, mapped to the engine's types in one place.
 
-SQLite and PostgreSQL keep the same columns (sqlite_schema.py, postgres_schema.py) and select
+SQLite and PostgreSQL keep the same columns (sqlite/schema.py, postgres/schema.py) and select
 them in the same order (RECORD_COLUMNS, HISTORY_COLUMNS). They differ only in how a time comes
 back (SQLite: ISO text; PostgreSQL: a datetime) and in how text is kept (PostgreSQL's text
-cannot hold NUL, so postgres_text.py escapes it): a Dialect says which.
+cannot hold NUL, so postgres/text.py escapes it): a Dialect says which.
 
 Every row is checked before it is mapped (row_checks.py): one that does not read (a type that
 is not one of the four, a revision or a time that does not parse, text that is not valid

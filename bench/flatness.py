@@ -25,7 +25,10 @@ from bench.report import Measurement, Target, median, missing
 from bench.stores import Store
 
 RECALL = "lazy/memory/recall(name), p50"
-"""The row of recall_timings: the method `lazy_memory_recall(name)` calls (rpc/methods.py)."""
+"""The row of recall_timings: the method `lazy_memory_recall(name)` calls.
+
+(rpc/jsonrpc/methods.py binds it.)
+"""
 
 FLATNESS_LIMIT = 1.5
 """How much costlier an operation may be at 100,000 records than at 1,000 and be "flat"."""

@@ -3,7 +3,7 @@
 - The SessionStart hook, `lazy memory context --hook` as Claude Code runs it (in the store's
   root, with its environment), as a whole process, for a builder and for an agent
   (`LAZY_TASK_ID` set), in two states: warm (an untimed run, then the timed ones, which on
-  SQLite and files show the section the first one kept, adapters/launch_cache.py) and right
+  SQLite and files show the section the first one kept, adapters/launch/cache.py) and right
   after a write (before each timed run, one untimed save through a `lazy engine` kept
   connected to the same store, so every timed hook reads the store again). The floor is
   `python -c "import sqlite3"` run beside it pair by pair: each timed hook is followed by a

@@ -24,8 +24,8 @@ import asyncpg
 
 from bench.report import Measurement, missing
 from lazy_memory.adapters import BACKENDS
-from lazy_memory.adapters.postgres_text import stored
-from lazy_memory.adapters.postgres_writes import UPSERT_RECORD, search_values
+from lazy_memory.adapters.postgres.text import stored
+from lazy_memory.adapters.postgres.writes import UPSERT_RECORD, search_values
 from lazy_memory.adapters.sql_rows import HISTORY_COLUMNS
 from lazy_memory.engine.records import HistoryEntry
 

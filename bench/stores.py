@@ -33,7 +33,7 @@ from bench.corpus import CORPUS_ACTOR, CORPUS_START, realistic_records
 from bench.postgres import bulk_load, postgres_unavailable
 from lazy_memory.adapters import BACKENDS, open_storage
 from lazy_memory.adapters.config import Settings, load_settings
-from lazy_memory.adapters.files_journal import Journal
+from lazy_memory.adapters.files.journal import Journal
 from lazy_memory.engine.records import HistoryEntry, Operation
 
 EMBEDDED_BACKENDS = ("sqlite", "files")

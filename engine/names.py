@@ -215,9 +215,9 @@ async def by_any_spelling(name: str, storage: Storage, read: Callable[[str], Awa
 async def check_spelling(name: str, storage: Storage) -> None:
     """Refuse a name the store holds by another spelling (InvalidRecord naming it).
 
-    For a trusted peer's raw write (rpc/storage_methods.py), which skips held_spelling: a new
-    record whose name equals a held one after NFC would be a second record that displays as
-    the first.
+    For a trusted peer's raw write (rpc/jsonrpc/storage_methods.py), which skips
+    held_spelling: a new record whose name equals a held one after NFC would be a second
+    record that displays as the first.
     """
     spelling = await held_spelling(name, storage)
     if spelling != name:

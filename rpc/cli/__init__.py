@@ -84,7 +84,7 @@ def _run(arguments: argparse.Namespace) -> int:
 
     from lazy_memory.engine.errors import LazyMemoryError
     from lazy_memory.rpc.cli import errors
-    from lazy_memory.rpc.cli.common import UsageError
+    from lazy_memory.rpc.usage import UsageError
 
     try:
         status: int = asyncio.run(arguments.run(arguments))

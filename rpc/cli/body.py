@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import IO
 
 from lazy_memory.engine.errors import InvalidRecord
-from lazy_memory.rpc.cli.common import UsageError
+from lazy_memory.rpc.usage import UsageError
 
 STDIN_PROMPT = "lazy: reading the body from standard input; end it with Ctrl-D"
 

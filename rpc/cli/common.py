@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import getpass
 import json
 import os
 import sys
@@ -14,16 +13,12 @@ from typing import TYPE_CHECKING, Any
 from lazy_memory.adapters import EMBEDDED_BACKENDS, open_service
 from lazy_memory.adapters.config import is_project_root, load_settings, task_id_from
 from lazy_memory.engine.errors import PermissionDenied
+from lazy_memory.rpc.identity import human_identity
 
 if TYPE_CHECKING:
     from lazy_memory.adapters.config import Settings
-    from lazy_memory.engine.identity import Identity
     from lazy_memory.engine.index import UnreadableRecord
     from lazy_memory.engine.service import MemoryService
-
-
-class UsageError(Exception):
-    """The command line itself is wrong (a missing file, conflicting flags): exit status 2."""
 
 
 def common_flags() -> argparse.ArgumentParser:
@@ -35,19 +30,6 @@ def common_flags() -> argparse.ArgumentParser:
         "--debug", action="store_true", default=argparse.SUPPRESS, help="show tracebacks"
     )
     return parent
-
-
-def human_identity(task_id: str | None) -> Identity:
-    """The CLI's identity: the OS user; an agent for any task id that is not None, even ''."""
-    # The engine's models are imported on the run path only: building the parser needs none.
-    from lazy_memory.engine.identity import Identity
-    from lazy_memory.engine.records import Actor, ActorKind
-
-    try:
-        user = getpass.getuser()
-    except (KeyError, OSError):
-        user = f"uid-{os.getuid()}"
-    return Identity(actor=Actor(kind=ActorKind.HUMAN, detail=user), task_id=task_id)
 
 
 def refuse_agent(command: str) -> None:

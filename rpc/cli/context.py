@@ -62,7 +62,7 @@ async def launch_delivery(role: Role, limit_chars: int | None) -> tuple[Settings
     """The section a launch of role gets, never an exception: the marker says what failed."""
     from lazy_memory.adapters import open_storage, service_factory
     from lazy_memory.engine.errors import LazyMemoryError
-    from lazy_memory.rpc.cli.common import human_identity
+    from lazy_memory.rpc.identity import human_identity
 
     settings, config_error = settings_or_defaults()
     try:

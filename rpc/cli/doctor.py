@@ -9,16 +9,16 @@ from typing import TYPE_CHECKING, Any
 
 from lazy_memory.engine.wording import agreeing, counted
 from lazy_memory.rpc.cli.common import (
-    UsageError,
     cli_service,
     common_flags,
     print_json,
     refuse_agent,
 )
 from lazy_memory.rpc.cli.importing import IMPORT_HINT, run_import
+from lazy_memory.rpc.usage import UsageError
 
 if TYPE_CHECKING:
-    from lazy_memory.adapters.claude_code_files import InstalledHook
+    from lazy_memory.adapters.claude_code.files import InstalledHook
     from lazy_memory.engine.doctor import Diagnosis
 
 # Keyed by the values of the engine's Remedy (a StrEnum, so its members find them), which
@@ -66,7 +66,7 @@ async def run_doctor(arguments: argparse.Namespace) -> int:
     if arguments.import_memory:
         refuse_agent("doctor --import-memory")
     from lazy_memory.adapters.config import load_settings
-    from lazy_memory.adapters.launch_log import last_launches
+    from lazy_memory.adapters.launch.log import last_launches
     from lazy_memory.adapters.project_key import project_key_warning
 
     async with cli_service() as service:
@@ -112,7 +112,7 @@ async def run_doctor(arguments: argparse.Namespace) -> int:
 def _installed_hook(root: Path) -> InstalledHook | None:
     """lazy's hook in the project's Claude Code settings; None where Claude Code is not set up
     at all (no .claude/ folder): nothing to say there."""
-    from lazy_memory.adapters.claude_code_files import CLAUDE_DIR, installed_hook
+    from lazy_memory.adapters.claude_code.files import CLAUDE_DIR, installed_hook
 
     return installed_hook(root) if (root / CLAUDE_DIR).is_dir() else None
 

@@ -1,7 +1,7 @@
 """What `lazy doctor` says of launches: what the last logged one got, and what the installed
 Claude Code hook gives the sessions it cannot log.
 
-The launch log (adapters/launch_log.py) has a line for each launch lazy's hook or launcher
+The launch log (adapters/launch/log.py) has a line for each launch lazy's hook or launcher
 served (what it listed of the store, or the UNAVAILABLE marker and why) and one for each the
 installed hook command had to answer itself because lazy could not run (channel
 `hook command`). Nothing is logged for an agent's launch (agents write nothing), on a store
@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from lazy_memory.engine.wording import counted
 
 if TYPE_CHECKING:
-    from lazy_memory.adapters.claude_code_files import InstalledHook
+    from lazy_memory.adapters.claude_code.files import InstalledHook
 
 UNLOGGED = (
     "Not logged: launches by agents, launches on a store that cannot be written, and "
@@ -65,7 +65,7 @@ def last_launch_line(last: dict[str, Any] | None, newest: tuple[str, int] | None
 
 def hook_line(hook: InstalledHook) -> str | None:
     """What keeps sessions started by hand from the section, None if nothing does."""
-    from lazy_memory.adapters.claude_code_files import SETTINGS
+    from lazy_memory.adapters.claude_code.files import SETTINGS
 
     if hook.error is not None:
         return (

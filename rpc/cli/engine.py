@@ -9,15 +9,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lazy_memory.adapters.config import Settings, load_settings
-from lazy_memory.rpc.cli.common import UsageError, common_flags, print_json, refuse_agent
+from lazy_memory.rpc.cli.common import common_flags, print_json, refuse_agent
 from lazy_memory.rpc.cli.parsing import add_command_group
 from lazy_memory.rpc.cli.table import output_width, render
+from lazy_memory.rpc.usage import UsageError
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
 
     from lazy_memory.adapters.tokens import TokenStore
-    from lazy_memory.rpc.daemon import SessionFactory
+    from lazy_memory.rpc.jsonrpc.daemon import SessionFactory
 
     Serve = Callable[[SessionFactory], Awaitable[int]]
 
@@ -98,8 +99,8 @@ async def run_engine(arguments: argparse.Namespace) -> int:
     from lazy_memory.adapters.config import settings_or_defaults
     from lazy_memory.adapters.polling import PollingFeed
     from lazy_memory.engine.ports import ChangeFeed
+    from lazy_memory.rpc.jsonrpc.server import Session
     from lazy_memory.rpc.logs import configure_logging
-    from lazy_memory.rpc.server import Session
     from lazy_memory.rpc.version import VERSION
 
     configure_logging()
@@ -124,8 +125,8 @@ async def run_engine(arguments: argparse.Namespace) -> int:
 
 def _stdio(arguments: argparse.Namespace, settings: Settings) -> Serve:
     from lazy_memory.rpc.identity import builder_identity
-    from lazy_memory.rpc.server import Grant, build_server
-    from lazy_memory.rpc.stdio import serve_stdio
+    from lazy_memory.rpc.jsonrpc.server import Grant, build_server
+    from lazy_memory.rpc.jsonrpc.stdio import serve_stdio
 
     if arguments.tls_cert or arguments.tls_key:
         raise UsageError("--tls-cert and --tls-key are for the daemon: add --listen tcp:HOST:PORT")
@@ -139,8 +140,8 @@ def _stdio(arguments: argparse.Namespace, settings: Settings) -> Serve:
 
 def _daemon(arguments: argparse.Namespace, settings: Settings) -> Serve:
     from lazy_memory.adapters.address import parse_address
-    from lazy_memory.rpc.connection_limits import ConnectionLimits
-    from lazy_memory.rpc.daemon import serve_daemon, server_tls_context
+    from lazy_memory.rpc.jsonrpc.connection_limits import ConnectionLimits
+    from lazy_memory.rpc.jsonrpc.daemon import serve_daemon, server_tls_context
 
     # A daemon writes for whoever holds a token: no agent serves the store, nor creates it.
     refuse_agent("engine --listen")

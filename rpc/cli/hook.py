@@ -10,8 +10,8 @@ stderr, and exits 0. Its output is fitted to what Claude Code shows of a hook wh
 
 It is also cheap every time, for a builder and for an agent alike. light_hook answers before
 the command line is even parsed: from the section the last hook of the role kept while the
-store is as it left it (adapters/launch_cache.py), else, on a SQLite or files store, from the
-store's plain rows (adapters/launch_state.py), rendered by the engine's one renderer without
+store is as it left it (adapters/launch/cache.py), else, on a SQLite or files store, from the
+store's plain rows (adapters/launch/state.py), rendered by the engine's one renderer without
 pydantic, asyncio or MemoryService. Only another backend, a bad lazy.toml or a store that
 reads only through the engine takes run_hook, the whole engine, which says what is wrong.
 Both give the same bytes on stdout and stderr, and the same launch-log entry.
@@ -35,7 +35,7 @@ from lazy_memory.rpc.cli.context import (
 )
 
 if TYPE_CHECKING:
-    from lazy_memory.adapters.launch_cache import Kept
+    from lazy_memory.adapters.launch.cache import Kept
     from lazy_memory.engine.context import Role
     from lazy_memory.engine.delivery import Delivery
 
@@ -44,13 +44,13 @@ def light_hook() -> bool:
     """The hook without the engine: True once it has answered, False if run_hook must."""
     if os.environ.get(LAUNCHED_VARIABLE):
         return True  # the section is in the system prompt: nothing to add
-    from lazy_memory.adapters.launch_state import LIGHT_BACKENDS
+    from lazy_memory.adapters.launch.state import LIGHT_BACKENDS
 
     settings, config_error = settings_or_defaults()
     if config_error is not None or settings.backend not in LIGHT_BACKENDS or settings.remote:
         return False
-    from lazy_memory.adapters.launch_cache import Kept, cache_key, keep_section, kept_section
-    from lazy_memory.adapters.launch_log import record_launch
+    from lazy_memory.adapters.launch.cache import Kept, cache_key, keep_section, kept_section
+    from lazy_memory.adapters.launch.log import record_launch
 
     role_name = session_role_name()
     # Taken before the store is read: a write meanwhile leaves a key that will not match.
@@ -82,8 +82,8 @@ async def run_hook() -> int:
         return 0
     import asyncio
 
-    from lazy_memory.adapters.launch_cache import Kept, cache_key, keep_section
-    from lazy_memory.adapters.launch_log import record_launch
+    from lazy_memory.adapters.launch.cache import Kept, cache_key, keep_section
+    from lazy_memory.adapters.launch.log import record_launch
 
     role = session_role()
     settings, config_error = settings_or_defaults()
@@ -109,7 +109,7 @@ def _light_delivery(
     role: Role, settings: Settings, kept: Kept | None
 ) -> tuple[Delivery, list[str], str | None]:
     """The hook's section from the store's plain rows, what its assembly says on stderr, and
-    the digest of the compact it holds (see adapters/launch_state.py)."""
+    the digest of the compact it holds (see adapters/launch/state.py)."""
     from lazy_memory.adapters import read_launch_state
     from lazy_memory.engine.context import launch_context, warnings_of
     from lazy_memory.engine.delivery import deliver

@@ -6,8 +6,9 @@ import sys
 from typing import TYPE_CHECKING
 
 from lazy_memory.engine.wording import agreeing, counted
-from lazy_memory.rpc.cli.common import UsageError, print_json
+from lazy_memory.rpc.cli.common import print_json
 from lazy_memory.rpc.cli.progress import ProgressPrinter
+from lazy_memory.rpc.usage import UsageError
 
 if TYPE_CHECKING:
     from lazy_memory.engine.importing import ImportPlan, ImportResult

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from lazy_memory.adapters.config import CONFIG_FILE, find_root, load_settings
 from lazy_memory.engine.wording import counted
 from lazy_memory.rpc.cli import init_config
-from lazy_memory.rpc.cli.common import UsageError, cli_service, common_flags, refuse_agent
+from lazy_memory.rpc.cli.common import cli_service, common_flags, refuse_agent
 from lazy_memory.rpc.cli.importing import (
     IMPORT_HINT,
     confirm,
@@ -19,6 +19,7 @@ from lazy_memory.rpc.cli.importing import (
     run_import,
     these_records,
 )
+from lazy_memory.rpc.usage import UsageError
 
 if TYPE_CHECKING:
     from lazy_memory.adapters.config import Settings

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from lazy_memory.adapters import BACKENDS
-from lazy_memory.rpc.cli.common import UsageError
+from lazy_memory.rpc.usage import UsageError
 
 if TYPE_CHECKING:
     from lazy_memory.adapters.config import Settings

@@ -22,8 +22,9 @@ import argparse
 import os
 from typing import Any
 
-from lazy_memory.rpc.cli.common import UsageError, common_flags, print_json
+from lazy_memory.rpc.cli.common import common_flags, print_json
 from lazy_memory.rpc.cli.context import LAUNCHED_VARIABLE, ROLE_VARIABLE, launch_delivery
+from lazy_memory.rpc.usage import UsageError
 
 CLAUDE_VARIABLE = "LAZY_CLAUDE"
 """The Claude Code executable to start, when it is not `claude` on PATH."""
@@ -63,7 +64,7 @@ def add_commands(commands: Any) -> None:
 
 async def run_launch(arguments: argparse.Namespace) -> int:
     """Render the section, start claude with it, and return claude's exit status."""
-    from lazy_memory.adapters.launch_log import record_launch
+    from lazy_memory.adapters.launch.log import record_launch
     from lazy_memory.engine.context import Role
 
     role = Role.AGENT if arguments.task_id is not None else Role(arguments.role or "builder")
@@ -103,8 +104,8 @@ def _mcp_config(claude_arguments: list[str]) -> list[str]:
     """`--mcp-config=JSON` with lazy's server, unless the project's own already serves."""
     from pathlib import Path
 
-    from lazy_memory.adapters.claude_code_files import project_mcp_server
-    from lazy_memory.adapters.claude_code_setup import current_invocation, launch_mcp_config
+    from lazy_memory.adapters.claude_code.files import project_mcp_server
+    from lazy_memory.adapters.claude_code.setup import current_invocation, launch_mcp_config
 
     config = launch_mcp_config(
         project_mcp_server(Path.cwd()), current_invocation(), claude_arguments

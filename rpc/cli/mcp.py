@@ -3,7 +3,7 @@
 Its start is a product feature: Claude Code in `-p` mode sends the first model request without
 waiting for MCP servers (and with `alwaysLoad` waits a few seconds at most), so `lazy mcp`
 answers `initialize` and `tools/list` before it imports anything heavy or opens the store
-(rpc/mcp_stdio.py). `lazy mcp` as the whole command line takes the shortest path, without the
+(rpc/mcp/stdio.py). `lazy mcp` as the whole command line takes the shortest path, without the
 command parser (rpc/cli/__init__.py); any other spelling comes here through the parser.
 """
 
@@ -17,10 +17,10 @@ if TYPE_CHECKING:
 
     from lazy_memory.adapters.config import Settings
     from lazy_memory.engine.errors import LazyMemoryError
-    from lazy_memory.rpc.mcp_stdio import McpStdio, Started
-    from lazy_memory.rpc.mcp_tools import McpTools
+    from lazy_memory.rpc.mcp.stdio import McpStdio, Started
+    from lazy_memory.rpc.mcp.tools import McpTools
 
-_TOOL_MODULES = ("lazy_memory.adapters", "lazy_memory.rpc.identity", "lazy_memory.rpc.mcp_tools")
+_TOOL_MODULES = ("lazy_memory.adapters", "lazy_memory.rpc.identity", "lazy_memory.rpc.mcp.tools")
 """What the tools need (pydantic, the engine, the composition root): imported once they are
 listed, off the event loop."""
 
@@ -59,7 +59,7 @@ async def serve(arguments: argparse.Namespace) -> int:
 
 
 def _start() -> tuple[McpStdio, Started, Settings, LazyMemoryError | None]:
-    """Claim stdio, then answer the session's start (rpc/mcp_stdio.py serve_start)."""
+    """Claim stdio, then answer the session's start (rpc/mcp/stdio.py serve_start)."""
     # First thing, before any import that might print: stdout is the protocol's alone.
     from lazy_memory.rpc.process_stdio import claim_stdin, claim_stdout
 
@@ -68,8 +68,8 @@ def _start() -> tuple[McpStdio, Started, Settings, LazyMemoryError | None]:
 
     exit_on_sigterm_until_serving()
     from lazy_memory.adapters.config import settings_or_defaults
-    from lazy_memory.rpc.mcp_protocol import McpSession
-    from lazy_memory.rpc.mcp_stdio import McpStdio, serve_start
+    from lazy_memory.rpc.mcp.protocol import McpSession
+    from lazy_memory.rpc.mcp.stdio import McpStdio, serve_start
     from lazy_memory.rpc.version import VERSION
 
     settings, config_error = settings_or_defaults()
@@ -83,12 +83,12 @@ def _start() -> tuple[McpStdio, Started, Settings, LazyMemoryError | None]:
 async def _serve_tools(
     stdio: McpStdio, started: Started, settings: Settings, config_error: LazyMemoryError | None
 ) -> int:
-    """Serve the rest of the session with the tools, opened now (rpc/mcp_stdio.py)."""
+    """Serve the rest of the session with the tools, opened now (rpc/mcp/stdio.py)."""
     import logging
 
     from lazy_memory.rpc.lifecycle import freeze_heap_for_exit
     from lazy_memory.rpc.logs import configure_logging
-    from lazy_memory.rpc.mcp_stdio import serve_tools
+    from lazy_memory.rpc.mcp.stdio import serve_tools
 
     configure_logging(logging.WARNING)
 
@@ -100,7 +100,7 @@ async def _serve_tools(
             await asyncio.to_thread(importlib.import_module, module)
         from lazy_memory.adapters import open_storage_anyway, service_factory
         from lazy_memory.rpc.identity import builder_identity
-        from lazy_memory.rpc.mcp_tools import McpTools
+        from lazy_memory.rpc.mcp.tools import McpTools
 
         # Tools are served whatever state the store is in: see adapters/reopening.py.
         storage = await open_storage_anyway(settings, config_error)

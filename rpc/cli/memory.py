@@ -10,7 +10,6 @@ from typing import TYPE_CHECKING, Any
 from lazy_memory.rpc.cli import compact, migrate
 from lazy_memory.rpc.cli.body import opens_editor, read_body
 from lazy_memory.rpc.cli.common import (
-    UsageError,
     all_read,
     cli_service,
     common_flags,
@@ -19,6 +18,7 @@ from lazy_memory.rpc.cli.common import (
 )
 from lazy_memory.rpc.cli.parsing import add_command_group
 from lazy_memory.rpc.cli.table import Table, output_width, render
+from lazy_memory.rpc.usage import UsageError
 
 if TYPE_CHECKING:
     from lazy_memory.engine.records import HistoryEntry

@@ -9,8 +9,9 @@ from typing import TYPE_CHECKING, Any
 from lazy_memory.adapters import BACKENDS, EMBEDDED_BACKENDS, open_storage
 from lazy_memory.adapters.config import Settings, load_settings
 from lazy_memory.engine.wording import agreeing, counted
-from lazy_memory.rpc.cli.common import UsageError, cli_service, print_json, refuse_agent
+from lazy_memory.rpc.cli.common import cli_service, print_json, refuse_agent
 from lazy_memory.rpc.cli.progress import ProgressPrinter
+from lazy_memory.rpc.usage import UsageError
 
 if TYPE_CHECKING:
     from lazy_memory.engine.moving import MoveReport

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from lazy_memory.adapters.claude_code_files import (
+from lazy_memory.adapters.claude_code.files import (
     LOCAL_SETTINGS,
     MCP,
     SETTINGS,
@@ -27,10 +27,10 @@ from lazy_memory.adapters.claude_code_files import (
     is_set_up,
     remove_empty_claude_folder,
 )
-from lazy_memory.adapters.claude_code_hook import claude_code_timeout, command_bound
-from lazy_memory.adapters.claude_code_note import Note
-from lazy_memory.adapters.claude_code_plan import SetUp, plan_install, plan_remove
-from lazy_memory.adapters.claude_code_setup import (
+from lazy_memory.adapters.claude_code.hook import claude_code_timeout, command_bound
+from lazy_memory.adapters.claude_code.note import Note
+from lazy_memory.adapters.claude_code.plan import SetUp, plan_install, plan_remove
+from lazy_memory.adapters.claude_code.setup import (
     AUTO_MEMORY_KEY,
     HOOK_EVENT,
     SERVER_NAME,

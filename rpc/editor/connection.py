@@ -34,7 +34,7 @@ from lazy_memory.rpc.editor import translate
 from lazy_memory.rpc.editor.catalog import Catalog
 
 if TYPE_CHECKING:
-    from lazy_memory.rpc.server import EngineServer
+    from lazy_memory.rpc.jsonrpc.server import EngineServer
 
 COMPLETION_LIMIT = 200
 """Completions offered at most; more matches make the list incomplete, so typing narrows it."""

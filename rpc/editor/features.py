@@ -16,11 +16,11 @@ from pygls.workspace import TextDocument
 
 from lazy_memory.rpc.editor import translate
 from lazy_memory.rpc.editor.connection import EditorConnection
-from lazy_memory.rpc.methods import METHODS, Method
+from lazy_memory.rpc.jsonrpc.methods import METHODS, Method
 from lazy_memory.wire import names
 
 if TYPE_CHECKING:
-    from lazy_memory.rpc.server import EngineServer
+    from lazy_memory.rpc.jsonrpc.server import EngineServer
 
 COMMANDS = {
     "lazy-memory.save": names.SAVE,

@@ -22,7 +22,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from lazy_memory.adapters.tokens import TokenInfo, TokenRole, TokenStore
 from lazy_memory.engine.errors import LazyMemoryError
 from lazy_memory.engine.visible import visible_line
-from lazy_memory.rpc.cli.common import UsageError
+from lazy_memory.rpc.usage import UsageError
 from lazy_memory.rpc.web.listen import is_loopback
 from lazy_memory.rpc.web.markup import line, page
 

@@ -10,7 +10,7 @@ import ipaddress
 from dataclasses import dataclass
 from pathlib import Path
 
-from lazy_memory.rpc.cli.common import UsageError
+from lazy_memory.rpc.usage import UsageError
 
 
 @dataclass(frozen=True)

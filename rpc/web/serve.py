@@ -24,7 +24,7 @@ from lazy_memory.adapters.polling import PollingFeed
 from lazy_memory.adapters.tokens import TokenStore
 from lazy_memory.engine.identity import Identity
 from lazy_memory.engine.ports import ChangeFeed
-from lazy_memory.rpc.cli.common import human_identity
+from lazy_memory.rpc.identity import human_identity
 from lazy_memory.rpc.web.app import WebView, build_app
 from lazy_memory.rpc.web.auth import LoopbackHost, TokenGate, require_login_token
 from lazy_memory.rpc.web.listen import Listen, check_listen
@@ -91,14 +91,14 @@ async def serve_web(arguments: argparse.Namespace) -> int:
 
 def _check_tls(arguments: argparse.Namespace) -> None:
     """Load the certificate and key once now, for a one-line error instead of uvicorn's."""
-    from lazy_memory.rpc.daemon import server_tls_context
+    from lazy_memory.rpc.jsonrpc.daemon import server_tls_context
 
     server_tls_context(arguments.tls_cert, arguments.tls_key)
 
 
 def _bind(listen: Listen) -> socket.socket:
     """The listening socket, bound before the store is opened so a busy port fails first."""
-    from lazy_memory.rpc.cli.common import UsageError
+    from lazy_memory.rpc.usage import UsageError
 
     family = socket.AF_INET6 if ":" in listen.host else socket.AF_INET
     try:

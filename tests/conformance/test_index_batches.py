@@ -7,7 +7,8 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from lazy_memory.adapters import files_index, sqlite_index
+from lazy_memory.adapters.files import index as files_index
+from lazy_memory.adapters.sqlite import index as sqlite_index
 from lazy_memory.engine.index import IndexEntry
 from lazy_memory.engine.ports import IndexBatches, Storage, fold_index
 from lazy_memory.engine.records import Actor, ActorKind, RecordContent, RecordType

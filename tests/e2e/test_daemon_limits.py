@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from lazy_memory.adapters.remote import RemoteStorage
+from lazy_memory.adapters.remote.storage import RemoteStorage
 from lazy_memory.engine.records import Actor, ActorKind, RecordContent, RecordType
 from tests.daemon import (
     add_token,

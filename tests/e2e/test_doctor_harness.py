@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from bench.corpus import fill_store
-from lazy_memory.adapters.sqlite import SqliteStorage
+from lazy_memory.adapters.sqlite.storage import SqliteStorage
 from tests.e2e.conftest import Lazy
 from tests.e2e.test_compact_rules import themes
 from tests.fake_anthropic import FakeAnthropic

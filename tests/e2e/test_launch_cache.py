@@ -2,7 +2,7 @@
 and only then.
 
 A builder's hook and an agent's each keep the section they rendered beside a SQLite or files
-store (adapters/launch_cache.py); the next one of the role shows it without reading the store.
+store (adapters/launch/cache.py); the next one of the role shows it without reading the store.
 What it shows must be what rendering would show, byte for byte on stdout and stderr, and any
 change to the store, its settings or the session's role must render anew.
 """
@@ -182,7 +182,7 @@ def test_a_store_not_made_yet_keeps_nothing(
 
 
 def test_the_fast_path_is_the_hook_lazy_init_writes() -> None:
-    from lazy_memory.adapters.claude_code_hook import HOOK_WORDS as WRITTEN
+    from lazy_memory.adapters.claude_code.hook import HOOK_WORDS as WRITTEN
     from lazy_memory.rpc.cli import HOOK_WORDS
 
     assert HOOK_WORDS == WRITTEN

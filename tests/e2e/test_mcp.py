@@ -22,7 +22,7 @@ from lazy_memory.adapters import open_service
 from lazy_memory.adapters.config import load_settings
 from lazy_memory.engine.identity import Identity
 from lazy_memory.engine.records import Actor, ActorKind
-from lazy_memory.rpc.mcp_tools import McpTools
+from lazy_memory.rpc.mcp.tools import McpTools
 
 TIMEOUT = 60
 """Seconds a whole MCP conversation may take before the test fails instead of hanging."""
@@ -318,7 +318,7 @@ async def test_an_unexpected_failure_is_an_error_result_logged_to_stderr(
     assert result["isError"] is True
     [block] = result["content"]
     assert "internal error (RuntimeError)" in block["text"]
-    [logged] = [r for r in caplog.records if r.name == "lazy_memory.rpc.mcp_tools"]
+    [logged] = [r for r in caplog.records if r.name == "lazy_memory.rpc.mcp.tools"]
     assert logged.exc_info is not None
     assert "the disk is on fire" in str(logged.exc_info[1])
     assert capsys.readouterr().out == ""
@@ -335,7 +335,7 @@ class PrintWhenImported(importlib.abc.MetaPathFinder):
     one on its start path, one as it opens the tools (in a thread of its own)."""
 
     def __init__(self):
-        self.modules = {"lazy_memory.rpc.mcp_protocol", "pydantic"}
+        self.modules = {"lazy_memory.rpc.mcp.protocol", "pydantic"}
 
     def find_spec(self, name, path=None, target=None):
         if name in self.modules:
@@ -371,6 +371,6 @@ async def test_stray_output_during_start_up_does_not_reach_the_protocol(
     assert "revision: 1" in text_of(recalled)
     # The output was written, and went to the client's log, not into the protocol.
     log = (tmp_path / "server-stderr.log").read_text()
-    for module in ("lazy_memory.rpc.mcp_protocol", "pydantic"):
+    for module in ("lazy_memory.rpc.mcp.protocol", "pydantic"):
         assert f"a stray print while {module} is imported" in log
         assert f"a stray write to fd 1 while {module} is imported" in log

@@ -1,6 +1,6 @@
 """`lazy mcp` as the MCP Inspector's CLI sees it: a second client, not written in Python.
 
-`lazy mcp` speaks MCP itself (rpc/mcp_protocol.py), so the protocol has referees other than
+`lazy mcp` speaks MCP itself (rpc/mcp/protocol.py), so the protocol has referees other than
 its author: the MCP SDK's Python client (tests/e2e/test_mcp.py), the real Claude Code
 (tests/e2e/claude_code) and here the Inspector (`@modelcontextprotocol/inspector`, installed by
 .ci/run and named by LAZY_MCP_INSPECTOR), each run a whole session against the real process.
@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from lazy_memory.rpc.mcp_catalog import tool_list
+from lazy_memory.rpc.mcp.catalog import tool_list
 from tests.components import NODE, missing
 
 INSPECTOR_ENV = "LAZY_MCP_INSPECTOR"

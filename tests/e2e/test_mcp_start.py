@@ -2,7 +2,7 @@
 
 Claude Code in `-p` mode sends its first model request without waiting for a slow MCP server,
 so `initialize` and `tools/list` are answered before anything heavy is imported or the store is
-opened (rpc/mcp_stdio.py). These tests speak JSON lines to the real process, not through the MCP
+opened (rpc/mcp/stdio.py). These tests speak JSON lines to the real process, not through the MCP
 SDK (tests/e2e/test_mcp.py has the SDK's client): the wire shape is the contract.
 """
 
@@ -19,7 +19,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from lazy_memory.rpc.mcp_catalog import tool_list
+from lazy_memory.rpc.mcp.catalog import tool_list
 from tests.e2e.test_network_timeouts import silent_server
 
 LAZY = [sys.executable, "-m", "lazy_memory.rpc.cli"]
@@ -119,7 +119,7 @@ def test_the_start_reads_no_store_and_imports_nothing_heavy(project: Path, tmp_p
     imported = {
         line.rsplit("|", 1)[1].strip() for line in log.splitlines() if line.startswith("import ")
     }
-    assert "lazy_memory.rpc.mcp_protocol" in imported
+    assert "lazy_memory.rpc.mcp.protocol" in imported
     heavy = sorted(m for m in imported if m.split(".")[0] in HEAVY or m in HEAVY)
     assert heavy == []
     assert not data.exists(), "a session that only looked created the store"

@@ -20,7 +20,7 @@ import pytest
 
 from lazy_memory.adapters import open_storage
 from lazy_memory.adapters.config import Settings
-from lazy_memory.adapters.remote import RemoteStorage, State
+from lazy_memory.adapters.remote.storage import RemoteStorage, State
 from lazy_memory.engine.errors import StorageUnavailable
 from tests.daemon import add_token, running_daemon
 from tests.e2e.conftest import Lazy

@@ -12,8 +12,8 @@ from pathlib import Path
 import asyncpg
 import pytest
 
-from lazy_memory.adapters.postgres import PostgresStorage
-from lazy_memory.adapters.postgres_schema import MIGRATIONS, MIGRATIONS_TABLE
+from lazy_memory.adapters.postgres.schema import MIGRATIONS, MIGRATIONS_TABLE
+from lazy_memory.adapters.postgres.storage import PostgresStorage
 from lazy_memory.engine.compact import Compact
 from lazy_memory.engine.errors import StorageUnavailable
 from lazy_memory.engine.ports import Change

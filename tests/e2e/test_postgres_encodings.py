@@ -2,7 +2,7 @@
 
 Such a database keeps whatever bytes it is given: another tool may write a body in Latin-1,
 or the UTF-8 form of a lone surrogate. The server refuses to send such text to a UTF-8
-client and fails the whole statement, so before adapters/postgres_text.py every search that
+client and fails the whole statement, so before adapters/postgres/text.py every search that
 met the row failed. Now the backend reads it as a SQL_ASCII client: that record is named as
 one the store cannot read, and every other record reads, through the backend and through
 the real `lazy` command.
@@ -17,7 +17,7 @@ from datetime import UTC, datetime
 import asyncpg
 import pytest
 
-from lazy_memory.adapters.postgres import PostgresStorage
+from lazy_memory.adapters.postgres.storage import PostgresStorage
 from lazy_memory.engine.errors import UnreadableRecords
 from lazy_memory.engine.index import UnreadableRecord
 from lazy_memory.engine.records import Actor, ActorKind, RecordContent, RecordType

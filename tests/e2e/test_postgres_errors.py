@@ -23,7 +23,7 @@ from typing import Any
 import asyncpg
 import pytest
 
-from lazy_memory.adapters.postgres import PostgresStorage
+from lazy_memory.adapters.postgres.storage import PostgresStorage
 from lazy_memory.engine.errors import StorageUnavailable
 from lazy_memory.engine.records import Actor, ActorKind, RecordContent, RecordType
 from tests.e2e.conftest import Lazy

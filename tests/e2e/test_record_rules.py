@@ -19,7 +19,7 @@ from lazy_memory.adapters import open_service
 from lazy_memory.adapters.config import load_settings
 from lazy_memory.engine.identity import Identity
 from lazy_memory.engine.records import Actor, ActorKind
-from lazy_memory.rpc.mcp_tools import McpTools
+from lazy_memory.rpc.mcp.tools import McpTools
 from tests.e2e.conftest import Lazy
 from tests.e2e.jsonrpc import RawClient
 

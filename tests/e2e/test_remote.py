@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from lazy_memory.adapters.remote import RemoteStorage, State
+from lazy_memory.adapters.remote.storage import RemoteStorage, State
 from lazy_memory.engine.errors import PermissionDenied, StorageUnavailable
 from lazy_memory.engine.records import Actor, ActorKind, RecordContent, RecordType
 from tests.daemon import add_token, running_daemon

@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
+from lazy_memory.adapters.claude_code.memories import slug
 from lazy_memory.adapters.clock import SystemClock
-from lazy_memory.adapters.harness import slug
-from lazy_memory.adapters.sqlite import SqliteStorage
+from lazy_memory.adapters.sqlite.storage import SqliteStorage
 from lazy_memory.adapters.tokens import TokenStore
 from lazy_memory.engine.compaction import Mode
 from lazy_memory.engine.identity import Identity

@@ -23,14 +23,14 @@ import atheris
 with atheris.instrument_imports(include=["lazy_memory"]):
     from pydantic import ValidationError
 
-    from lazy_memory.adapters.front_matter import parse_memory
+    from lazy_memory.adapters.claude_code.front_matter import parse_memory
     from lazy_memory.engine.errors import InvalidQuery
     from lazy_memory.engine.importing import HarnessScan, plan_import
     from lazy_memory.engine.records import RecordContent, RecordType
     from lazy_memory.engine.search_parser import parse_query
     from lazy_memory.engine.search_ranking import SearchIndex
-    from lazy_memory.rpc.methods import METHODS
-    from lazy_memory.rpc.storage_methods import STORAGE_METHODS
+    from lazy_memory.rpc.jsonrpc.methods import METHODS
+    from lazy_memory.rpc.jsonrpc.storage_methods import STORAGE_METHODS
     from lazy_memory.wire.framing import FramingError, read_messages
 
 _INDEX = SearchIndex(

@@ -21,15 +21,15 @@ async def open_store(
 ) -> Storage:
     """A new, empty store of backend (postgres: a fresh project on the session's server)."""
     if backend == "sqlite":
-        from lazy_memory.adapters.sqlite import SqliteStorage
+        from lazy_memory.adapters.sqlite.storage import SqliteStorage
 
         return await SqliteStorage.open(directory / "memory.db")
     if backend == "files":
-        from lazy_memory.adapters.files import FileStorage
+        from lazy_memory.adapters.files.storage import FileStorage
 
         return await FileStorage.open(directory / "files-store")
     if backend == "postgres":
-        from lazy_memory.adapters.postgres import PostgresStorage
+        from lazy_memory.adapters.postgres.storage import PostgresStorage
 
         assert request is not None, "postgres needs the test's request for its server fixture"
         server: PostgresServer = request.getfixturevalue("postgres_server")

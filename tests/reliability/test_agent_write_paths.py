@@ -11,7 +11,7 @@ and bytes, and no entry came or went. The same writes made by a builder do write
 arguments are real writes.
 
 One file may come or change for a command that is not refused: the section the SessionStart
-hook keeps for the next launch of an agent (`launch-cache-agent.json`, adapters/launch_cache.py),
+hook keeps for the next launch of an agent (`launch-cache-agent.json`, adapters/launch/cache.py),
 derived data and no record, the launch's own cache (tests/e2e/test_launch_cache.py). An agent
 does not even log its launch.
 """
@@ -34,8 +34,8 @@ from lazy_memory.adapters.tokens import TokenStore
 from lazy_memory.engine.identity import agent_name
 from lazy_memory.rpc.cli import build_parser
 from lazy_memory.rpc.editor.features import COMMANDS
-from lazy_memory.rpc.methods import METHODS
-from lazy_memory.rpc.storage_methods import STORAGE_METHODS
+from lazy_memory.rpc.jsonrpc.methods import METHODS
+from lazy_memory.rpc.jsonrpc.storage_methods import STORAGE_METHODS
 from tests.daemon import add_token, running_daemon
 from tests.e2e.jsonrpc import RawClient
 from tests.reliability.boundary_scene import Scene, changes, lazy, store_state

@@ -2,7 +2,7 @@
 
 A save used to need about half a megabyte after the disk filled, whatever its own size: the
 search index's automatic merging rewrote its segments inside the save's transaction
-(adapters/sqlite_space.py). Here a running engine fills a small tmpfs with ever smaller
+(adapters/sqlite/space.py). Here a running engine fills a small tmpfs with ever smaller
 saves, round after round; each time a small save is refused, its error must say how much
 room it needs (a little, not the merge's half megabyte), and once exactly that much is free
 the same save must be acknowledged, by the engine and by the CLI alike.

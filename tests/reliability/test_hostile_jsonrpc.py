@@ -23,8 +23,8 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from lazy_memory.rpc.methods import METHODS
-from lazy_memory.rpc.storage_methods import STORAGE_METHODS
+from lazy_memory.rpc.jsonrpc.methods import METHODS
+from lazy_memory.rpc.jsonrpc.storage_methods import STORAGE_METHODS
 from tests.daemon import add_token, running_daemon
 from tests.e2e.jsonrpc import RawClient
 from tests.reliability.conftest import Figures, Scale

@@ -235,7 +235,7 @@ def test_garbage_on_the_mcp_wire_never_stops_the_server(workspace: Path, tmp_pat
     assert big["result"]["isError"] is True, big
     assert "the limit is 65,536 bytes" in big["result"]["content"][0]["text"]
     # A request the SDK cannot read is answered all the same, with its id: the client does
-    # not wait forever (rpc/mcp_stdio.py answers what the SDK's transport would drop).
+    # not wait forever (rpc/mcp/stdio.py answers what the SDK's transport would drop).
     assert answered(900)["error"]["code"] == -32700  # a lone surrogate escape
     assert answered(901)["error"]["code"] == -32600  # a method that is not a string
     assert answered(902)["error"]["code"] == -32600  # not JSON-RPC 2.0

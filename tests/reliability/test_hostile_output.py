@@ -28,7 +28,7 @@ from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.types import TextContent
 
-from lazy_memory.adapters.sqlite import SqliteStorage
+from lazy_memory.adapters.sqlite.storage import SqliteStorage
 from lazy_memory.engine.compact import Compact
 from lazy_memory.engine.context import COMPACT_PREAMBLES, MEASURED_ROLE, REMOVED_SINCE
 from lazy_memory.engine.records import Actor, ActorKind, Operation, Provenance, RecordContent

@@ -19,7 +19,7 @@ from pathlib import Path
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from lazy_memory.adapters.harness import ClaudeCodeMemory, slug
+from lazy_memory.adapters.claude_code.memories import ClaudeCodeMemory, slug
 from lazy_memory.engine.errors import InvalidQuery
 from lazy_memory.engine.importing import plan_import
 from lazy_memory.engine.records import RecordContent, RecordType

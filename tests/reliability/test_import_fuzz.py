@@ -25,8 +25,8 @@ from typing import Any
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from lazy_memory.adapters import harness
-from lazy_memory.adapters.harness import MAX_FILE_BYTES, ClaudeCodeMemory, slug
+from lazy_memory.adapters.claude_code import memories as harness
+from lazy_memory.adapters.claude_code.memories import MAX_FILE_BYTES, ClaudeCodeMemory, slug
 from lazy_memory.engine.errors import InvalidRecord
 from lazy_memory.engine.importing import ImportPlan, plan_import
 from lazy_memory.engine.names import check_name, derived_name, name_problem

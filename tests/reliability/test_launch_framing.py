@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from lazy_memory.adapters.clock import SystemClock
-from lazy_memory.adapters.sqlite import SqliteStorage
+from lazy_memory.adapters.sqlite.storage import SqliteStorage
 from lazy_memory.engine.compaction import Mode
 from lazy_memory.engine.context import Role
 from lazy_memory.engine.errors import CompactRejected, InvalidRecord

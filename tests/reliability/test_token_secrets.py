@@ -20,7 +20,7 @@ import pytest
 from lazy_memory.adapters import tokens as tokens_module
 from lazy_memory.adapters.tokens import TokenStore, digest
 from lazy_memory.engine.errors import PermissionDenied
-from lazy_memory.rpc import daemon as daemon_module
+from lazy_memory.rpc.jsonrpc import daemon as daemon_module
 from tests.daemon import running_daemon
 from tests.reliability.boundary_scene import Scene
 from tests.reliability.live_engine import LAZY

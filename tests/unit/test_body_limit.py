@@ -9,7 +9,7 @@ import pytest
 
 from lazy_memory.adapters import service_factory
 from lazy_memory.adapters.config import DEFAULT_MAX_BODY_BYTES, load_settings
-from lazy_memory.adapters.sqlite import SqliteStorage
+from lazy_memory.adapters.sqlite.storage import SqliteStorage
 from lazy_memory.engine.errors import InvalidConfig, InvalidRecord
 from lazy_memory.engine.importing import HarnessMemory, HarnessScan
 from lazy_memory.engine.records import MAX_BODY_BYTES, authored_content

@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from lazy_memory.adapters.claude_code_files import read_object, write_text
-from lazy_memory.adapters.claude_code_setup import (
+from lazy_memory.adapters.claude_code.files import read_object, write_text
+from lazy_memory.adapters.claude_code.setup import (
     LEGACY_MATCHER,
     Invocation,
     UnexpectedShape,

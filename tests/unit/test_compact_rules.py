@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from lazy_memory.adapters.sqlite import SqliteStorage
+from lazy_memory.adapters.sqlite.storage import SqliteStorage
 from lazy_memory.engine.compaction import Mode
 from lazy_memory.engine.context import MEASURED_ROLE, OVER_THRESHOLD_LOG, Role
 from lazy_memory.engine.doctor import Diagnosis, Remedy

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from bench.corpus import realistic_records
-from lazy_memory.adapters.files import FileStorage
-from lazy_memory.adapters.sqlite import SqliteStorage
+from lazy_memory.adapters.files.storage import FileStorage
+from lazy_memory.adapters.sqlite.storage import SqliteStorage
 from lazy_memory.engine.compaction import NOT_COVERED, Mode, mechanical_summary
 from lazy_memory.engine.context import (
     DOCTOR_POINTER,

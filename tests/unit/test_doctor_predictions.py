@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from lazy_memory.adapters.anthropic_summarizer import AnthropicSummarizer
 from lazy_memory.adapters.config import Settings
-from lazy_memory.adapters.sqlite import SqliteStorage
-from lazy_memory.adapters.summarizers import OFFLINE, open_summarizer
+from lazy_memory.adapters.sqlite.storage import SqliteStorage
+from lazy_memory.adapters.summarizers.anthropic_api import AnthropicSummarizer
+from lazy_memory.adapters.summarizers.choice import OFFLINE, open_summarizer
 from lazy_memory.engine.compaction import Mode
 from lazy_memory.engine.context import Role
 from lazy_memory.engine.doctor import Diagnosis, Remedy

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from pygls.protocol import JsonRPCResponseMessage, LanguageServerProtocol
 
-from lazy_memory.rpc.server import EngineServer, Session
+from lazy_memory.rpc.jsonrpc.server import EngineServer, Session
 from lazy_memory.wire import encoded
 from lazy_memory.wire.encoded import json_array, json_bytes
 

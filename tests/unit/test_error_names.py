@@ -14,7 +14,7 @@ from lazy_memory.engine.errors import (
     reported_type,
 )
 from lazy_memory.engine.index import UnreadableRecord
-from lazy_memory.rpc.front_door import DaemonFull
+from lazy_memory.rpc.jsonrpc.front_door import DaemonFull
 
 
 def test_an_engine_refinement_goes_by_its_listed_class() -> None:

@@ -1,5 +1,5 @@
-"""The daemon's open-file limit (rpc/front_door.py `raise_file_limit`): raised to what its caps
-can take where the system allows, and a warning where it does not. Each case runs in a
+"""The daemon's open-file limit (rpc/jsonrpc/front_door.py `raise_file_limit`): raised to what
+its caps can take where the system allows, and a warning where it does not. Each case runs in a
 process of its own, whose limits it may lower for good."""
 
 from __future__ import annotations
@@ -8,13 +8,13 @@ import resource
 import subprocess
 import sys
 
-from lazy_memory.rpc.connection_limits import ConnectionLimits
-from lazy_memory.rpc.front_door import sockets_needed
+from lazy_memory.rpc.jsonrpc.connection_limits import ConnectionLimits
+from lazy_memory.rpc.jsonrpc.front_door import sockets_needed
 
 CASE = """
 import logging, resource, sys
-from lazy_memory.rpc.connection_limits import ConnectionLimits
-from lazy_memory.rpc.front_door import raise_file_limit
+from lazy_memory.rpc.jsonrpc.connection_limits import ConnectionLimits
+from lazy_memory.rpc.jsonrpc.front_door import raise_file_limit
 logging.basicConfig(level=logging.WARNING, stream=sys.stdout, format="%(message)s")
 soft, hard = int(sys.argv[1]), int(sys.argv[2])
 resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from lazy_memory.adapters.files import FileStorage
+from lazy_memory.adapters.files.storage import FileStorage
 from lazy_memory.engine.ports import Change, ChangeFeed
 from lazy_memory.engine.records import Actor, ActorKind, Operation, RecordContent, RecordType
 

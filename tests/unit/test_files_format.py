@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from lazy_memory.adapters.files import FileStorage
-from lazy_memory.adapters.files_index import CHECKPOINT_MIN_ENTRIES
+from lazy_memory.adapters.files.index import CHECKPOINT_MIN_ENTRIES
+from lazy_memory.adapters.files.storage import FileStorage
 from lazy_memory.engine.errors import StorageUnavailable
 from lazy_memory.engine.index import IndexEntry
 from lazy_memory.engine.records import (

@@ -1,7 +1,7 @@
 """The files backend reads what it wrote with the json module: exactly as its models read it.
 
 A history line or a checkpoint in the form the backend writes is read without pydantic
-(adapters/files_entries.py, files_checkpoint.py); anything else is the models' to read. The
+(adapters/files/entries.py, files/checkpoint.py); anything else is the models' to read. The
 promise that makes this safe: whatever the json path accepts, the model accepts too, with the
 same values. Checked on whatever hypothesis writes through the models, and on every way such a
 text can be edited by hand; and the times, written and read back, against the models'.
@@ -20,9 +20,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 from pydantic import BaseModel
 
-from lazy_memory.adapters.files_checkpoint import read_checkpoint, write_checkpoint
-from lazy_memory.adapters.files_entries import Written, written
-from lazy_memory.adapters.files_index import Index
+from lazy_memory.adapters.files.checkpoint import read_checkpoint, write_checkpoint
+from lazy_memory.adapters.files.entries import Written, written
+from lazy_memory.adapters.files.index import Index
 from lazy_memory.engine.errors import StorageUnavailable
 from lazy_memory.engine.json_time import json_time, parse_json_time
 from lazy_memory.engine.records import (

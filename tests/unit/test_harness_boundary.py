@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from lazy_memory.adapters import harness
-from lazy_memory.adapters.harness import MAX_FILE_BYTES, ClaudeCodeMemory
+from lazy_memory.adapters.claude_code import memories as harness
+from lazy_memory.adapters.claude_code.memories import MAX_FILE_BYTES, ClaudeCodeMemory
 from lazy_memory.engine.importing import HarnessScan, plan_import
 from lazy_memory.engine.names import name_problem
 from lazy_memory.engine.records import RecordType

@@ -52,16 +52,16 @@ def test_the_tree_keeps_every_contract() -> None:
 @pytest.mark.parametrize(
     ("module", "violation", "contract"),
     [
-        ("engine/visible.py", "import lazy_memory.rpc.methods", "floors"),
+        ("engine/visible.py", "import lazy_memory.rpc.jsonrpc.methods", "floors"),
         ("engine/records.py", "from lazy_memory.wire import names", "floors"),
-        ("adapters/clock.py", "from lazy_memory.rpc import server", "floors"),
+        ("adapters/clock.py", "from lazy_memory.rpc.jsonrpc import server", "floors"),
         ("wire/names.py", "import lazy_memory.adapters.config", "floors"),
         ("engine/visible.py", "import pygls", "engine-io"),
         ("engine/names.py", "import sqlite3", "engine-io"),
         ("wire/params.py", "import asyncpg", "wire-light"),
         (
-            "rpc/stdio.py",
-            "from lazy_memory.adapters.sqlite import SqliteStorage",
+            "rpc/jsonrpc/stdio.py",
+            "from lazy_memory.adapters.sqlite.storage import SqliteStorage",
             "composition-root",
         ),
     ],

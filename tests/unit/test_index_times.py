@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from lazy_memory.adapters import open_storage
-from lazy_memory.adapters.files_index import CHECKPOINT_MIN_ENTRIES
+from lazy_memory.adapters.files.index import CHECKPOINT_MIN_ENTRIES
 from lazy_memory.engine.index import IndexEntry
 from lazy_memory.engine.records import RecordType
 from lazy_memory.wire.index import index_entries, index_json

@@ -1,4 +1,4 @@
-"""What the launch hook reads without the engine is what the engine reads (launch_state.py).
+"""What the launch hook reads without the engine is what the engine reads (launch/state.py).
 
 On both backends: the index, the compact and the names removed since it; a compact is read with
 the json module only once its model has accepted that very compact (its digest trusted), and
@@ -16,7 +16,7 @@ import pytest
 
 from lazy_memory.adapters import open_storage, read_launch_state
 from lazy_memory.adapters.config import Settings
-from lazy_memory.adapters.launch_state import NotRead
+from lazy_memory.adapters.launch.state import NotRead
 from lazy_memory.engine.compaction import mechanical_summary, new_compact
 from lazy_memory.engine.injected import injected_state
 from lazy_memory.engine.records import Actor, ActorKind, RecordContent, RecordType

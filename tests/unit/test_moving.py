@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from lazy_memory.adapters.files import FileStorage
-from lazy_memory.adapters.sqlite import SqliteStorage
+from lazy_memory.adapters.files.storage import FileStorage
+from lazy_memory.adapters.sqlite.storage import SqliteStorage
 from lazy_memory.engine.compact import Compact
 from lazy_memory.engine.errors import Conflict, PermissionDenied
 from lazy_memory.engine.identity import Identity

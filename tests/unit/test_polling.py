@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from lazy_memory.adapters.polling import PollingFeed, changes_between
-from lazy_memory.adapters.sqlite import SqliteStorage
+from lazy_memory.adapters.sqlite.storage import SqliteStorage
 from lazy_memory.engine.ports import Change
 from lazy_memory.engine.records import Actor, ActorKind, Operation, RecordContent, RecordType
 

@@ -21,16 +21,16 @@ import asyncpg
 import pytest
 from asyncpg.exceptions import _base as driver
 
-from lazy_memory.adapters import postgres_retry
 from lazy_memory.adapters.clock import SystemClock
-from lazy_memory.adapters.postgres import PostgresStorage
-from lazy_memory.adapters.postgres_schema import MIGRATIONS, MIGRATIONS_TABLE
+from lazy_memory.adapters.postgres import retry as postgres_retry
+from lazy_memory.adapters.postgres.schema import MIGRATIONS, MIGRATIONS_TABLE
+from lazy_memory.adapters.postgres.storage import PostgresStorage
 from lazy_memory.engine.errors import InvalidConfig, StorageUnavailable
 from lazy_memory.engine.identity import Identity
 from lazy_memory.engine.records import Actor, ActorKind, RecordContent, RecordType
 from lazy_memory.engine.service import MemoryService
 from lazy_memory.rpc.cli import main
-from lazy_memory.rpc.server import Grant, Session, build_server, serve_connection
+from lazy_memory.rpc.jsonrpc.server import Grant, Session, build_server, serve_connection
 from lazy_memory.wire.framing import frame
 
 ALICE = Actor(kind=ActorKind.HUMAN, detail="alice")

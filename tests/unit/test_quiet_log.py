@@ -1,5 +1,5 @@
-"""The daemon's log of connections without a token (rpc/quiet_log.py): a flood of events costs
-it LINES_PER_SECOND lines and one line of counts, not a line each."""
+"""The daemon's log of connections without a token (rpc/jsonrpc/quiet_log.py): a flood of
+events costs it LINES_PER_SECOND lines and one line of counts, not a line each."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import logging
 
 import pytest
 
-from lazy_memory.rpc.quiet_log import LINES_PER_SECOND, QuietLog
+from lazy_memory.rpc.jsonrpc.quiet_log import LINES_PER_SECOND, QuietLog
 
 
 async def test_past_a_few_lines_events_are_counted_and_summed_up_in_one_line(

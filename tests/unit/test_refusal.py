@@ -1,5 +1,5 @@
-"""A connection refused at the daemon's cap (rpc/connection_limits.py `see_out`), in process:
-over TCP and over TLS, a client that wrote first reads the whole refusal and then the end,
+"""A connection refused at the daemon's cap (rpc/jsonrpc/connection_limits.py `see_out`), in
+process: over TCP and over TLS, a client that wrote first reads the whole refusal and then the end,
 and the daemon hears that the socket is closed. The daemon itself, on a unix socket, is
 tests/e2e/test_daemon_limits.py's."""
 
@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from lazy_memory.rpc.connection_limits import see_out
+from lazy_memory.rpc.jsonrpc.connection_limits import see_out
 from lazy_memory.wire.framing import frame
 from tests.e2e.daemon.raw_daemon import self_signed_certificate
 

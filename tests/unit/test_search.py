@@ -10,7 +10,7 @@ import pytest
 from pydantic import ValidationError
 
 from bench.corpus import realistic_records
-from lazy_memory.adapters.sqlite import SqliteStorage
+from lazy_memory.adapters.sqlite.storage import SqliteStorage
 from lazy_memory.engine.errors import InvalidQuery
 from lazy_memory.engine.identity import Identity
 from lazy_memory.engine.records import Actor, ActorKind, RecordContent, RecordType

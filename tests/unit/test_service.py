@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from lazy_memory.adapters.sqlite import SqliteStorage
+from lazy_memory.adapters.sqlite.storage import SqliteStorage
 from lazy_memory.engine.context import DOCTOR_POINTER, PREAMBLES, Role
 from lazy_memory.engine.errors import Conflict, InvalidRecord, NotFound, PermissionDenied
 from lazy_memory.engine.identity import Identity
@@ -121,7 +121,7 @@ ELSEWHERE = """
 import asyncio, sys
 from datetime import UTC, datetime
 from pathlib import Path
-from lazy_memory.adapters.sqlite import SqliteStorage
+from lazy_memory.adapters.sqlite.storage import SqliteStorage
 from lazy_memory.engine.compact import Compact
 from lazy_memory.engine.records import Actor, ActorKind, RecordContent, RecordType
 

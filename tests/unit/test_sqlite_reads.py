@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from lazy_memory.adapters import open_storage
-from lazy_memory.adapters.sqlite_reader import Reader
-from lazy_memory.adapters.sqlite_schema import MIGRATIONS
+from lazy_memory.adapters.sqlite.reader import Reader
+from lazy_memory.adapters.sqlite.schema import MIGRATIONS
 from lazy_memory.engine.errors import StorageUnavailable
 from tests.reliability.mounts import remount, small_tmpfs
 from tests.unit.store_reading import (

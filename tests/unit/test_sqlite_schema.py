@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from lazy_memory.adapters.sqlite import SqliteStorage
-from lazy_memory.adapters.sqlite_schema import MIGRATIONS
+from lazy_memory.adapters.sqlite.schema import MIGRATIONS
+from lazy_memory.adapters.sqlite.storage import SqliteStorage
 from lazy_memory.engine.errors import StorageUnavailable
 from lazy_memory.engine.records import Actor, ActorKind, RecordContent, RecordType
 from lazy_memory.engine.search_parser import parse_query

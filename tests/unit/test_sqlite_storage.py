@@ -14,10 +14,13 @@ from pathlib import Path
 
 import pytest
 
-from lazy_memory.adapters import sqlite_access, sqlite_checkpoint, sqlite_index, sqlite_tables
-from lazy_memory.adapters.sqlite import SqliteStorage
-from lazy_memory.adapters.sqlite_schema import MIGRATIONS
-from lazy_memory.adapters.sqlite_space import CRISIS_SEGMENTS
+from lazy_memory.adapters.sqlite import access as sqlite_access
+from lazy_memory.adapters.sqlite import checkpoint as sqlite_checkpoint
+from lazy_memory.adapters.sqlite import index as sqlite_index
+from lazy_memory.adapters.sqlite import tables as sqlite_tables
+from lazy_memory.adapters.sqlite.schema import MIGRATIONS
+from lazy_memory.adapters.sqlite.space import CRISIS_SEGMENTS
+from lazy_memory.adapters.sqlite.storage import SqliteStorage
 from lazy_memory.engine.errors import StorageUnavailable
 from lazy_memory.engine.records import Actor, ActorKind, RecordContent, RecordType
 

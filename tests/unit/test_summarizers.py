@@ -12,14 +12,14 @@ from typing import Any
 
 import pytest
 
-from lazy_memory.adapters.anthropic_summarizer import (
+from lazy_memory.adapters.config import Settings
+from lazy_memory.adapters.summarizers.anthropic_api import (
     MAX_ANSWER_TOKENS,
     NOT_A_MESSAGE,
     AnthropicSummarizer,
 )
-from lazy_memory.adapters.command_summarizer import CommandSummarizer
-from lazy_memory.adapters.config import Settings
-from lazy_memory.adapters.summarizers import open_summarizer
+from lazy_memory.adapters.summarizers.choice import open_summarizer
+from lazy_memory.adapters.summarizers.command import CommandSummarizer
 from lazy_memory.engine.errors import LLMUnavailable
 from tests.fake_anthropic import FAKE_API_KEY, FakeAnthropic, Reply, blocks, echo, error, hang, text
 
@@ -391,7 +391,7 @@ def test_choosing_a_summarizer_does_not_import_the_sdk(tmp_path: Path) -> None:
         "import sys\n"
         "from pathlib import Path\n"
         "from lazy_memory.adapters.config import Settings\n"
-        "from lazy_memory.adapters.summarizers import open_summarizer\n"
+        "from lazy_memory.adapters.summarizers.choice import open_summarizer\n"
         "open_summarizer(Settings(root=Path('.'), data_dir=Path('.')))\n"
         "print('anthropic' in sys.modules)\n"
     )

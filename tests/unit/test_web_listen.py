@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from lazy_memory.rpc.cli.common import UsageError
+from lazy_memory.rpc.usage import UsageError
 from lazy_memory.rpc.web.listen import check_listen, is_loopback, parse_listen
 
 CERT, KEY = Path("cert.pem"), Path("key.pem")

@@ -12,8 +12,8 @@ from lazy_memory.engine import errors
 from lazy_memory.engine.context import LaunchContext
 from lazy_memory.engine.index import IndexEntry
 from lazy_memory.engine.records import RecordType
-from lazy_memory.rpc.methods import METHODS
-from lazy_memory.rpc.storage_methods import STORAGE_METHODS
+from lazy_memory.rpc.jsonrpc.methods import METHODS
+from lazy_memory.rpc.jsonrpc.storage_methods import STORAGE_METHODS
 from lazy_memory.wire import index, names
 from lazy_memory.wire.errors import ERROR_CODES, SERVER_ERROR, code_of, error_for_code
 from lazy_memory.wire.memory import DEFAULT_CONTEXT_PAGE_CHARS, ContextPage, RecallResult

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.corpus import fill_store
-from lazy_memory.adapters.sqlite import SqliteStorage
+from lazy_memory.adapters.sqlite.storage import SqliteStorage
 from lazy_memory.engine.records import Actor, ActorKind, RecordContent, RecordType
 from tests.e2e.claude_code.first_request import SERVER
 from tests.e2e.claude_code.harness import ClaudeCode

@@ -1,4 +1,4 @@
-"""The daemon's front door (rpc/front_door.py): strangers never take a token holder's place.
+"""The daemon's front door (rpc/jsonrpc/front_door.py): strangers never take a token holder's place.
 
 A real `lazy engine --listen` with small caps in its project's lazy.toml, a crowd of hostile
 sockets (tests/hostile_crowd.py: silent, trickling and reconnecting, each reconnecting as
@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from lazy_memory.adapters.remote import RemoteStorage
+from lazy_memory.adapters.remote.storage import RemoteStorage
 from lazy_memory.engine.errors import StorageUnavailable
 from tests.daemon import Daemon, add_token, running_daemon, wait_for_log
 from tests.e2e.daemon.raw_daemon import save_params, self_signed_certificate
@@ -129,7 +129,7 @@ async def test_a_token_holder_is_served_every_time_over_tls_through_a_crowd_in_h
 ) -> None:
     """Plain sockets against a TLS port never finish their TLS handshake: they wait in it,
     as many at most as may wait for a token, and the daemon drops the oldest no faster than
-    it drops those (rpc/listener.py), so a token holder's handshake is never cut short."""
+    it drops those (rpc/jsonrpc/listener.py), so a token holder's handshake is never cut short."""
     certificate, key = self_signed_certificate(tmp_path)
     trusting = ssl.create_default_context(cafile=str(certificate))
     token = add_token(data, "builder", "steady")

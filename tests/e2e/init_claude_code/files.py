@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from lazy_memory.adapters.claude_code_hook import hook_command
+from lazy_memory.adapters.claude_code.hook import hook_command
 
 MODULE_WORDS = [sys.executable, "-m", "lazy_memory.rpc.cli"]
 BOUND = 20

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from lazy_memory.adapters.harness import ClaudeCodeMemory, slug
+from lazy_memory.adapters.claude_code.memories import ClaudeCodeMemory, slug
 from lazy_memory.engine.importing import HarnessScan, plan_import
 from tests.unit.harness_reader.tree import claude_slug, git, scan, write
 

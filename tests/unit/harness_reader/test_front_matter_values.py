@@ -2,9 +2,9 @@
 
 YAML would shorten (a ` #` comment), retype (`null`, `~`, `yes`, `007`, dates) or replace
 (an anchor, alias or tag) what people and models write as plain text; the reader takes the
-characters as written (adapters/front_matter.py's docstring defines each form). One table
-holds every form of YAML scalar and what the record gets; a property test writes any one-line
-text after `description:` and reads it back unchanged.
+characters as written (adapters/claude_code/front_matter.py's docstring defines each form).
+One table holds every form of YAML scalar and what the record gets; a property test writes
+any one-line text after `description:` and reads it back unchanged.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from lazy_memory.adapters.front_matter import parse_memory
+from lazy_memory.adapters.claude_code.front_matter import parse_memory
 from lazy_memory.engine.importing import HarnessScan
 
 ISSUE = (

@@ -10,7 +10,7 @@ import re
 import subprocess
 from pathlib import Path
 
-from lazy_memory.adapters.harness import ClaudeCodeMemory
+from lazy_memory.adapters.claude_code.memories import ClaudeCodeMemory
 from lazy_memory.engine.importing import HarnessMemory, HarnessScan
 
 GIT_IDENTITY = ("-c", "user.name=t", "-c", "user.email=t@t")

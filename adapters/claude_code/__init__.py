@@ -1,0 +1,1 @@
+"""Claude Code's own files: its memory folders (the import), its settings and hook (set-up)."""
