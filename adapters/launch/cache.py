@@ -34,7 +34,7 @@ from typing import Any, NamedTuple
 
 from lazy_memory.adapters.config import Settings
 
-_PACKAGE = Path(__file__).resolve().parent.parent
+_PACKAGE = Path(__file__).resolve().parents[2]
 _RENDERER = (
     "engine/context.py",
     "engine/delivery.py",
