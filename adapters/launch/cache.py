@@ -34,7 +34,8 @@ from typing import Any, NamedTuple
 
 from lazy_memory.adapters.config import Settings
 
-_PACKAGE = Path(__file__).resolve().parent.parent
+_PACKAGE = Path(__file__).resolve().parents[2]
+"""The folder holding engine/, adapters/ and rpc/, which _RENDERER's paths are relative to."""
 _RENDERER = (
     "engine/context.py",
     "engine/delivery.py",
