@@ -20,7 +20,7 @@ from lazy_memory.engine.compaction import CompactOutcome, Mode, measure
 from lazy_memory.engine.context import MEASURED_ROLE, assembled_size, written_since
 from lazy_memory.engine.errors import CompactRejected, LLMUnavailable, StorageUnavailable
 from lazy_memory.engine.index import IndexEntry
-from lazy_memory.engine.injected import injected_state
+from lazy_memory.engine.launching import launch_state
 from lazy_memory.engine.records import Actor, Record
 from lazy_memory.engine.saving import live_record
 
@@ -76,7 +76,7 @@ async def compact(
     mode: Mode,
 ) -> CompactOutcome:
     """Generate a compact from the records and store it, if it never grows the section."""
-    records, current, removed, *_ = await injected_state(storage)
+    records, current, removed, *_ = await launch_state(storage)
     if not records:
         raise CompactRejected("there are no records to compact")
     fallback_reason: str | None = None
@@ -127,7 +127,7 @@ async def compact(
 
 async def compact_status(storage: Storage) -> CompactStatus:
     """The compact, what it covers, and what was written or removed since."""
-    records, compact, removed, *_ = await injected_state(storage)
+    records, compact, removed, *_ = await launch_state(storage)
     newer = [] if compact is None else written_since(records, compact)
     return CompactStatus(
         compact=compact,

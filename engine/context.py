@@ -1,12 +1,13 @@
-"""The memory section injected into every builder and agent launch.
+"""The launch context: the text a launch injects into a harness session, and its renderer.
 
-The rules it follows: docs/architecture.md, Injection.
+The rules it follows: docs/architecture.md, Injection (and its glossary for the words).
 
 One renderer for both roles: the role's preamble and the plain index, or the role's compact
 preamble, the compact's summary, everything written since its watermark and what was removed
 since; a marker when the store cannot be read, and one line naming the records it holds but
 could not read (the others are listed as ever); and, over the advisory size, a one-line
-pointer to `lazy doctor` for builders, never counted in the size.
+pointer to `lazy doctor` for builders, never counted in the size. What a harness channel
+carries of it (whole, fitted to a limit, or paged) is engine/delivery.py's.
 
 It takes plain rows (anything Indexed, a compact's summary and watermark) and gives plain
 tuples: the launch hook renders with it without importing the record models (pydantic).
@@ -16,11 +17,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from enum import StrEnum
-from typing import NamedTuple, Protocol
+from typing import Any, NamedTuple, Protocol
 
 from lazy_memory.engine.index import (
     Indexed,
     IndexedT,
+    IndexTally,
+    Newest,
     UnreadableRecord,
     index_line,
     unreadable_line,
@@ -104,17 +107,64 @@ class CompactView(Protocol):
 
 
 class LaunchContext(NamedTuple):
-    """The section a launch injects, with the size that counts and how it was made."""
+    """The launch context: the text a launch injects, the size that counts, how it was made,
+    and what of the store it shows in the channel it was made for (limit_chars).
+
+    Rendered, it is the whole text (limit_chars None, fitted False); engine/delivery.py
+    fits it to a channel's limit. The first eight fields are what `lazy/memory/context`
+    answers (wire/memory.py ContextPage); as_json is what `--json`, the launch log and the
+    launch cache write.
+    """
 
     role: Role
     text: str
     bytes: int
+    """The whole text's size (UTF-8 bytes, the doctor pointer not counted), as doctor has it."""
     warn_bytes: int
     over_threshold: bool
     available: bool
     compacted: bool
     error: str | None = None
     """Why the store could not be read, when it could not (available is then False)."""
+    limit_chars: int | None = None
+    """The channel's limit; None for one that carries any size (a file, a terminal, a cache)."""
+    records: int = 0
+    """The live records the store could read."""
+    listed: int = 0
+    """Records named in the text: all of them unless it was fitted."""
+    fitted: bool = False
+    newest: Newest | None = None
+
+    @property
+    def chars(self) -> int:
+        """The text's length as the harness counts it (see harness_length)."""
+        return harness_length(self.text)
+
+    def as_json(self) -> dict[str, Any]:
+        """Every field as JSON, and chars: what `--json` prints and the launch log keeps."""
+        return {
+            "role": self.role.value,
+            "text": self.text,
+            "chars": self.chars,
+            "bytes": self.bytes,
+            "limit_chars": self.limit_chars,
+            "warn_bytes": self.warn_bytes,
+            "over_threshold": self.over_threshold,
+            "records": self.records,
+            "listed": self.listed,
+            "fitted": self.fitted,
+            "available": self.available,
+            "compacted": self.compacted,
+            "error": self.error,
+            "newest": None if self.newest is None else self.newest.as_json(),
+        }
+
+
+def harness_length(text: str) -> int:
+    """Text's length as Claude Code (JavaScript) counts it: UTF-16 code units."""
+    if text.isascii():
+        return len(text)
+    return len(text.encode("utf-16-le")) // 2
 
 
 def size_of(text: str) -> int:
@@ -167,19 +217,21 @@ def launch_context(
     warn_bytes: int,
     unreadable: Sequence[UnreadableRecord] = (),
 ) -> LaunchContext:
-    """The section for a launch of role, with the builder's doctor pointer when over size,
-    and a line naming the records the store holds but could not read."""
+    """The launch context of role, rendered whole: with the builder's doctor pointer when over
+    size, and a line naming the records the store holds but could not read."""
     batches = (records[start : start + _BATCH] for start in range(0, len(records), _BATCH))
     return finished(role, opened(role, batches, compact, removed), unreadable, warn_bytes)
 
 
 class Opened(NamedTuple):
-    """A section's lines up to its end, as a read of the index makes them (opened): the end
-    comes once the store has said which records it could not read (finished)."""
+    """A launch context's lines up to its end, as a read of the index makes them (opened): the
+    end comes once the store has said which records it could not read (finished)."""
 
     parts: list[str]
     """The preamble, a blank, and the rest, each batch's index lines joined into one part."""
     compacted: bool
+    records: int
+    newest: Indexed | None
 
 
 def opened(
@@ -188,19 +240,21 @@ def opened(
     compact: CompactView | None,
     removed: Sequence[str],
 ) -> Opened:
-    """The section's lines of the records in batches (ordered by name, as a store lists them).
+    """The lines of the records in batches (ordered by name, as a store lists them).
 
-    Each batch's lines are joined as it comes: at 100,000 records the section is 14 MB, and
+    Each batch's lines are joined as it comes: at 100,000 records the text is 14 MB, and
     its 100,000 lines as strings would be 19 MB more.
     """
-    return Opened(list(_body(role, batches, compact, removed, joined=True)), compact is not None)
+    tally = IndexTally()
+    parts = list(_body(role, tally.counted(batches), compact, removed, joined=True))
+    return Opened(parts, compact is not None, tally.records, tally.newest)
 
 
 def finished(
     role: Role, section: Opened, unreadable: Sequence[UnreadableRecord], warn_bytes: int
 ) -> LaunchContext:
-    """The launch context of an opened section, ended with the unreadable records' line (or
-    the empty store's) and, for a builder over warn_bytes, the doctor pointer."""
+    """The launch context of an opened one, ended with the unreadable records' line (or the
+    empty store's) and, for a builder over warn_bytes, the doctor pointer."""
     parts = section.parts
     parts += _ending(section.compacted, len(parts) == _EMPTY_BODY, unreadable)
     size = sum(map(size_of, parts)) + len(parts) - 1
@@ -216,12 +270,15 @@ def finished(
         over_threshold=over,
         available=True,
         compacted=section.compacted,
+        records=section.records,
+        listed=section.records,
+        newest=None if section.newest is None else Newest.of(section.newest, listed=True),
     )
 
 
 def reframed(context: LaunchContext, role: Role) -> LaunchContext:
-    """The same section for a launch of another role: its own preamble, and the doctor
-    pointer added or taken off as its size calls for."""
+    """The same launch context (rendered whole) for another role: its own preamble, and the
+    doctor pointer added or taken off as its size calls for."""
     if context.role == role or not context.available:
         return context._replace(role=role)
     old, new = preamble(context.role, context.compacted), preamble(role, context.compacted)
@@ -231,25 +288,22 @@ def reframed(context: LaunchContext, role: Role) -> LaunchContext:
     over = size > context.warn_bytes
     wants_pointer = role == Role.BUILDER and over
     end = len(context.text) - (len(pointer) if had_pointer else 0)
-    return LaunchContext(
+    return context._replace(
         role=role,
         text="".join((new, context.text[len(old) : end], pointer if wants_pointer else "")),
         bytes=size,
-        warn_bytes=context.warn_bytes,
         over_threshold=over,
-        available=True,
-        compacted=context.compacted,
     )
 
 
 def warnings_of(context: LaunchContext) -> list[str]:
     """What assembling context says in the log: the advisory size line when it is over (at
-    every launch, so a section kept to be shown again keeps it to be said again)."""
+    every launch, so a launch context kept to be shown again keeps it to be said again)."""
     return [OVER_THRESHOLD_LOG] if context.over_threshold else []
 
 
 def unavailable_context(role: Role, error: str, warn_bytes: int) -> LaunchContext:
-    """The marker a launch gets when the store cannot be read: never the empty index."""
+    """The launch context when the store cannot be read, its marker: never the empty index."""
     # An error may quote stored text (a name, a path): it is shown as any stored text is.
     error = visible_line(" ".join(error.split()))
     text = UNAVAILABLE.format(error=error) + "\n"

@@ -13,7 +13,7 @@ from lazy_memory.rpc.cli.context import show_context
 if TYPE_CHECKING:
     from lazy_memory.engine.compacting import CompactPlan, CompactStatus
     from lazy_memory.engine.compaction import CompactOutcome
-    from lazy_memory.engine.delivery import Delivery
+    from lazy_memory.engine.context import LaunchContext
 
 
 def add_commands(subcommands: Any, parent: argparse.ArgumentParser) -> None:
@@ -91,7 +91,7 @@ async def compact_index(arguments: argparse.Namespace) -> int:
         if not arguments.json:
             print(_plan_line(plan), flush=True)
         outcome = await service.compact(mode)
-        hook = await service.delivery(Role.BUILDER, service.hook_limit_chars)
+        hook = await service.launch_context(Role.BUILDER, service.hook_limit_chars)
     if arguments.json:
         print_json({**outcome.model_dump(mode="json"), "hook": _hook_fit(hook)})
     else:
@@ -100,7 +100,7 @@ async def compact_index(arguments: argparse.Namespace) -> int:
     return 0
 
 
-def _hook_fit(hook: Delivery) -> dict[str, object]:
+def _hook_fit(hook: LaunchContext) -> dict[str, object]:
     return {
         "limit_chars": hook.limit_chars,
         "printed_chars": hook.chars,
@@ -110,7 +110,7 @@ def _hook_fit(hook: Delivery) -> dict[str, object]:
     }
 
 
-def _hook_line(hook: Delivery) -> str:
+def _hook_line(hook: LaunchContext) -> str:
     if hook.limit_chars is None:
         return "Claude Code hook: no limit is configured."
     if not hook.fitted:

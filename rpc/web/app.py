@@ -87,7 +87,7 @@ class WebView:
         cached = self._index_pages.get(role)
         if marker is not None and cached is not None and cached[0] == marker:
             return self._html(cached[1], since)
-        context = await self.service.context(role)
+        context = await self.service.launch_context(role)
         entries: Sequence[IndexEntry] = []
         if context.available:
             try:
