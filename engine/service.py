@@ -122,8 +122,9 @@ class MemoryService:
         except NotFound as error:
             raise await saving.missing(self.storage, name, error) from None
 
-    async def find(self, name: str) -> Record | None:
-        """One live record in full, or None when there is none by that name."""
+    async def recall_if_live(self, name: str) -> Record | None:
+        """recall(name), or None when no live record has that name (never written, or
+        removed): for a caller to whom a missing record is no error."""
         try:
             return await by_any_spelling(name, self.storage, self.storage.get_record)
         except NotFound:

@@ -17,21 +17,22 @@ if TYPE_CHECKING:
 
 
 def add_commands(subcommands: Any, parent: argparse.ArgumentParser) -> None:
-    """Add `context` and `compact` under `lazy memory`."""
+    """Add `context` (the launch context) and `compact` under `lazy memory`."""
     context = subcommands.add_parser(
         "context",
         parents=[parent],
-        help="print the memory section a launch injects",
-        description="Print the memory section injected into a builder's or an agent's launch. "
-        "--json adds its size in bytes and the advisory threshold.",
+        help="print the launch context a launch injects",
+        description="Print the launch context injected into a builder's or an agent's launch: "
+        "the memory index and its preamble. --json adds its size in bytes and the advisory "
+        "threshold.",
     )
     context.add_argument("--role", choices=["builder", "agent"], default="builder")
     context.add_argument(
         "--hook",
         action="store_true",
         help="run as Claude Code's SessionStart hook: the role from the environment "
-        "(an agent when LAZY_TASK_ID is set), the section fitted to what the harness shows "
-        "whole, always exit 0",
+        "(an agent when LAZY_TASK_ID is set), the launch context fitted to what the harness "
+        "shows whole, always exit 0",
     )
     context.set_defaults(run=show_context)
 

@@ -115,7 +115,7 @@ class WebView:
             entries = await self.service.history(name)
         except NotFound:
             return HTMLResponse(history.not_found_page(name), 404)
-        live = await self.service.find(name)
+        live = await self.service.recall_if_live(name)
         pair = _pair(request) or history.default_pair(entries)
         return self._html(history.record_page(name, entries, live, pair), since)
 
