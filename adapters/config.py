@@ -108,6 +108,11 @@ def _guessed_project_key(root: Path) -> ProjectKey:
     return guess_project_key(root)
 
 
+HOOK_WORDS = ("memory", "context", "--hook")
+"""lazy's arguments in the SessionStart hook: written into Claude Code's settings by
+adapters/claude_code/hook.py, matched there to find lazy's own hook, and answered by the CLI
+(rpc/cli/__init__.py) before it builds a parser. Here, beside the hook's other settings,
+because every start of lazy imports this module anyway."""
 TASK_ID_VARIABLE = "LAZY_TASK_ID"
 """The task id an orchestrator gives an agent's session; set at all, it makes an agent."""
 
