@@ -63,9 +63,9 @@ PREAMBLES = {role: _HEADING + _PLAIN + _READING + _WRITING[role] for role in Rol
 COMPACT_PREAMBLES = {role: _HEADING + _SUMMARIZED + _READING + _WRITING[role] for role in Role}
 """Each role's preamble before a compact's summary."""
 MEASURED_ROLE = Role.BUILDER
-"""The role whose section the size rules measure (never-grow, doctor, `compact --show`): an
+"""The role whose launch context the size rules measure (never-grow, doctor, `compact --show`): an
 agent's differs by its preamble alone, by as many bytes with a compact as without, so every
-comparison between sections comes out the same."""
+comparison between launch contexts comes out the same."""
 EMPTY = "No memory records have been saved for this project yet."
 WRITTEN_SINCE = "## Written since that summary (these lines supersede it)"
 REMOVED_SINCE = "## Removed since that summary"
@@ -91,7 +91,7 @@ def preamble(role: Role, compacted: bool) -> str:
 
 
 class CompactView(Protocol):
-    """What the section shows of a compact: its summary, and the (name, revision) pairs of
+    """What a launch context shows of a compact: its summary, and the (name, revision) pairs of
     the records it was made from. The engine's Compact is one; so is what the launch hook
     reads without the models."""
 
@@ -168,8 +168,8 @@ def harness_length(text: str) -> int:
 
 
 def size_of(text: str) -> int:
-    """A section's size: its UTF-8 bytes."""
-    # ASCII text is its own UTF-8: no need to encode a copy of a many-megabyte section.
+    """A launch context's size: its text's UTF-8 bytes."""
+    # ASCII text is its own UTF-8: no need to encode a copy of a many-megabyte text.
     return len(text) if text.isascii() else len(text.encode("utf-8"))
 
 
@@ -186,7 +186,8 @@ def assemble(
     removed: Sequence[str],
     unreadable: Sequence[UnreadableRecord] = (),
 ) -> str:
-    """The section before any size pointer: what the size rules and never-grow measure.
+    """The launch context's text before any size pointer: what the size rules and never-grow
+    measure.
 
     Descriptions sit inside their own line with whitespace collapsed, so no record can add
     a line that imitates the preamble, a heading or the unavailable marker; every stored text
@@ -202,7 +203,7 @@ def assembled_size(
     removed: Sequence[str],
     unreadable: Sequence[UnreadableRecord] = (),
 ) -> int:
-    """size_of(assemble(...)), measured line by line: the section itself is never built."""
+    """size_of(assemble(...)), measured line by line: the text itself is never built."""
     size = -1  # n parts are joined by n - 1 newlines
     for part in _parts(role, [records], compact, removed, unreadable):
         size += size_of(part) + 1
@@ -251,16 +252,16 @@ def opened(
 
 
 def finished(
-    role: Role, section: Opened, unreadable: Sequence[UnreadableRecord], warn_bytes: int
+    role: Role, lines: Opened, unreadable: Sequence[UnreadableRecord], warn_bytes: int
 ) -> LaunchContext:
     """The launch context of an opened one, ended with the unreadable records' line (or the
     empty store's) and, for a builder over warn_bytes, the doctor pointer."""
-    parts = section.parts
-    parts += _ending(section.compacted, len(parts) == _EMPTY_BODY, unreadable)
+    parts = lines.parts
+    parts += _ending(lines.compacted, len(parts) == _EMPTY_BODY, unreadable)
     size = sum(map(size_of, parts)) + len(parts) - 1
     over = size > warn_bytes
     if over and role == Role.BUILDER:
-        # Joined in, not appended: a many-megabyte section is never copied to add a line.
+        # Joined in, not appended: a many-megabyte text is never copied to add a line.
         parts[-1:] = [DOCTOR_POINTER, ""]
     return LaunchContext(
         role=role,
@@ -269,10 +270,10 @@ def finished(
         warn_bytes=warn_bytes,
         over_threshold=over,
         available=True,
-        compacted=section.compacted,
-        records=section.records,
-        listed=section.records,
-        newest=None if section.newest is None else Newest.of(section.newest, listed=True),
+        compacted=lines.compacted,
+        records=lines.records,
+        listed=lines.records,
+        newest=None if lines.newest is None else Newest.of(lines.newest, listed=True),
     )
 
 
@@ -326,9 +327,9 @@ def _parts(
     removed: Sequence[str],
     unreadable: Sequence[UnreadableRecord],
 ) -> Iterator[str]:
-    """The section's lines, one part each; the last is empty, for the final newline.
+    """The launch context's lines, one part each; the last is empty, for the final newline.
 
-    One at a time, so a measure of a 100,000-record section never holds all its lines.
+    One at a time, so a measure of a 100,000-record launch context never holds all its lines.
     """
     count = 0
     for part in _body(role, batches, compact, removed):
@@ -338,7 +339,7 @@ def _parts(
 
 
 _EMPTY_BODY = 2
-"""The parts of a plain section with no index line: the preamble and a blank."""
+"""The parts of a plain launch context with no index line: the preamble and a blank."""
 
 
 def _body(
@@ -349,7 +350,7 @@ def _body(
     *,
     joined: bool = False,
 ) -> Iterator[str]:
-    """The section's lines up to its end (_ending). With joined, a batch's index lines come
+    """The launch context's lines up to its end (_ending). With joined, a batch's index lines come
     as one part, joined by newlines as the parts are."""
 
     def lines(records: Sequence[Indexed]) -> Iterator[str]:
@@ -382,7 +383,7 @@ def _body(
 
 
 def _ending(compacted: bool, empty: bool, unreadable: Sequence[UnreadableRecord]) -> Iterator[str]:
-    """The section's last lines: the records the store could not read, named in one line
+    """The launch context's last lines: the records the store could not read, named in one line
     (never the empty store's line: a store holding only those is not empty), or the empty
     store's line; then the final newline's empty part."""
     if unreadable:

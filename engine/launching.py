@@ -120,11 +120,11 @@ class LaunchContexts:
         self._cached = None
         compact, removed, _ = await _compact_state(storage)
         # Assembled as the store hands the index over, a batch at a time: the entries are
-        # never held all at once beside the section (ports.IndexFolding).
-        section, unreadable = await read_partly(
+        # never held all at once beside the text (ports.IndexFolding).
+        lines, unreadable = await read_partly(
             fold_index(storage, lambda batches: opened(role, batches, compact, removed))
         )
-        context = finished(role, section, unreadable, warn_bytes)
+        context = finished(role, lines, unreadable, warn_bytes)
         self._cached = (marker, {role: context})
         return context
 

@@ -80,8 +80,8 @@ class MemoryService:
         self.hook_limit_chars = hook_limit_chars
         """What the harness shows of a hook's output whole, for doctor to measure against."""
         self.page_limit_chars = page_limit_chars
-        """The largest tool result, at which lazy_memory_recall() pages the section: what
-        a section fitted to a limit names as the calls that read it all."""
+        """The largest tool result, at which lazy_memory_recall() pages the launch context:
+        what one fitted to a limit names as the calls that read it all."""
         self.max_body_bytes = max_body_bytes
         """The largest body an authoring path saves, in UTF-8 bytes; imports keep any size."""
         self._contexts = launching.LaunchContexts()
@@ -235,7 +235,7 @@ class MemoryService:
         return await compacting.compact_plan(self.storage, self.summarizer, mode)
 
     async def compact(self, mode: Mode) -> CompactOutcome:
-        """Generate a compact from the records and store it, if it never grows the section.
+        """Generate a compact from the records and store it, if it never grows the launch context.
 
         The records and their history are only read; a rejected candidate writes nothing
         (engine/compacting.py).

@@ -2,7 +2,7 @@
 
 Claude Code runs a hook's command with `/bin/sh -c` (dash on Debian, bash on macOS; measured on
 2.1.197 and 2.1.332), and drops its output when it exits non-zero or outlives the hook's
-timeout: the model then gets no memory section and no word that one is missing. So the
+timeout: the model then gets no launch context and no word that one is missing. So the
 command runs `lazy memory context --hook` itself (those exact words: the CLI answers them
 before building a parser) and, when lazy cannot give an answer (not on the PATH Claude Code
 runs with, not executable, killed by a signal, or not done within its bound), prints the

@@ -128,7 +128,8 @@ def _light_launch_context(
 class _Bounded:
     """The light hook's output, bounded by `[claude_code] hook_timeout_seconds` as run_hook's
     is: a store on a file system that hangs gives the UNAVAILABLE marker in time, printed by a
-    timer thread, and never after the section (one of the two prints, whichever comes first)."""
+    timer thread, and never after the launch context (one of the two prints, whichever comes
+    first)."""
 
     def __init__(self, role: Role, settings: Settings) -> None:
         self._once = threading.Lock()
@@ -164,7 +165,7 @@ def _time_out(role: Role, settings: Settings) -> NoReturn:
 
 
 def _warnings() -> Any:
-    """A handler on the root logger for what the hook's rendering logs (an over-size section,
+    """A handler on the root logger for what the hook's rendering logs (an over-size launch context,
     an unreadable compact): said on stderr as Python's last-resort handler would, and kept in
     its `said` to be said again with the launch context."""
     import logging

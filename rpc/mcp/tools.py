@@ -68,7 +68,7 @@ class McpTools:
             return internal_error(error)
 
     async def recall(self, name: str | None, page: int) -> ToolResult:
-        """The index (a page of it), or one record in full."""
+        """The launch context (a page of it), or one record in full."""
         # Models often fill an optional string with "" rather than leaving it out.
         if not name:
             text = (await self.service.launch_context(self._role)).text
