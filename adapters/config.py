@@ -108,10 +108,26 @@ def _guessed_project_key(root: Path) -> ProjectKey:
     return guess_project_key(root)
 
 
+HOOK_WORDS = ("memory", "context", "--hook")
+"""lazy's arguments in the SessionStart hook: written into Claude Code's settings by
+adapters/claude_code/hook.py, matched there to find lazy's own hook, and answered by the CLI
+(rpc/cli/__init__.py) before it builds a parser. Here, beside the hook's other settings,
+because every start of lazy imports this module anyway."""
+TASK_ID_VARIABLE = "LAZY_TASK_ID"
+"""The task id an orchestrator gives an agent's session; set at all, it makes an agent."""
+
+
 def task_id_from(environ: Mapping[str, str]) -> str | None:
     """The session's task id: None only when LAZY_TASK_ID is unset; an empty one is an agent."""
     # Never `or None`: that would make `LAZY_TASK_ID=` a builder, and identity fails closed.
-    return environ.get("LAZY_TASK_ID")
+    return environ.get(TASK_ID_VARIABLE)
+
+
+def is_agent(environ: Mapping[str, str]) -> bool:
+    """Whether the session environ describes is an agent's: LAZY_TASK_ID set at all, an empty
+    one included. Every way in decides it here (engine/identity.py's Identity.is_agent says
+    the same of the task id this reads)."""
+    return task_id_from(environ) is not None
 
 
 def find_root(start: Path) -> Path:

@@ -2,7 +2,7 @@
 
 `lazy init --claude-code` adds a few keys to files a team commits (`.claude/settings.json`,
 `.mcp.json`). Dumping the whole document again would reindent it, drop a missing final
-newline, turn CRLF into LF and escape what the author wrote raw: a diff of every line. So
+newline, turn CRLF into LF and escape what the actor wrote raw: a diff of every line. So
 `rewrite` takes the text as it is and the value it should hold, and splices in one edit at a
 time: a member or item removed with the separator that went with it, a value replaced where
 it stands, a member or item added after the last one with the whitespace, indentation,

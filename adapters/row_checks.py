@@ -149,7 +149,7 @@ def time_problem(value: object, parse: Parse) -> str | None:
 
 
 def choice_problem(field: str, value: object, choices: set[str]) -> str | None:
-    """Why a field holding one of a few words (an author's kind, an operation) cannot be read."""
+    """Why a field holding one of a few words (an actor's kind, an operation) cannot be read."""
     if type(value) is str and value in choices:
         return None
     return f"its {field} {_shown(value)} is not one of {', '.join(sorted(choices))}"

@@ -168,8 +168,8 @@ def _problem(
     and search check theirs, so each says the same of it."""
     return (
         search_problem(name, type_, description, body, revision, at, dialect.parse)
-        or choice_problem("author's kind", kind, ACTOR_KINDS)
-        or text_problem("author", detail)
+        or choice_problem("actor's kind", kind, ACTOR_KINDS)
+        or text_problem("actor", detail)
     )
 
 

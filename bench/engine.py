@@ -100,7 +100,7 @@ async def warm(plan: Plan, corpus: Store, bare: BareServer) -> list[Measurement]
 
     It runs on a copy of the corpus store, since compaction writes the compact slot. Every
     timed context after the first is the section the engine keeps while the store's change
-    marker stays (engine/injected.py): a cached hit, with no target of its own.
+    marker stays (engine/launching.py): a cached hit, with no target of its own.
     """
     store = copy_store(corpus, plan.workdir, "warm")
     command = [*lazy_command(), "engine"]

@@ -20,7 +20,7 @@ from lazy_memory.engine.compaction import CompactOutcome, Mode, measure
 from lazy_memory.engine.context import MEASURED_ROLE, assembled_size, written_since
 from lazy_memory.engine.errors import CompactRejected, LLMUnavailable, StorageUnavailable
 from lazy_memory.engine.index import IndexEntry
-from lazy_memory.engine.injected import injected_state
+from lazy_memory.engine.launching import launch_state
 from lazy_memory.engine.records import Actor, Record
 from lazy_memory.engine.saving import live_record
 
@@ -72,11 +72,11 @@ async def compact(
     storage: Storage,
     summarizer: Summarizer | None,
     clock: Clock,
-    author: Actor,
+    actor: Actor,
     mode: Mode,
 ) -> CompactOutcome:
     """Generate a compact from the records and store it, if it never grows the section."""
-    records, current, removed, *_ = await injected_state(storage)
+    records, current, removed, *_ = await launch_state(storage)
     if not records:
         raise CompactRejected("there are no records to compact")
     fallback_reason: str | None = None
@@ -84,7 +84,7 @@ async def compact(
     candidate: Compact | None = None
     if mode is not Mode.MECHANICAL:
         try:
-            candidate, omitted = await _llm_candidate(records, summarizer, clock, author)
+            candidate, omitted = await _llm_candidate(records, summarizer, clock, actor)
         except LLMUnavailable as error:
             if mode is Mode.LLM:
                 raise
@@ -102,7 +102,7 @@ async def compact(
             compaction.MECHANICAL,
             None,
             clock,
-            author,
+            actor,
             model_rejected,
         )
         judged = measure(records, candidate, current, removed)
@@ -127,7 +127,7 @@ async def compact(
 
 async def compact_status(storage: Storage) -> CompactStatus:
     """The compact, what it covers, and what was written or removed since."""
-    records, compact, removed, *_ = await injected_state(storage)
+    records, compact, removed, *_ = await launch_state(storage)
     newer = [] if compact is None else written_since(records, compact)
     return CompactStatus(
         compact=compact,
@@ -157,7 +157,7 @@ async def _records_named(storage: Storage, names: list[str]) -> list[Record]:
 
 
 async def _llm_candidate(
-    records: list[IndexEntry], summarizer: Summarizer | None, clock: Clock, author: Actor
+    records: list[IndexEntry], summarizer: Summarizer | None, clock: Clock, actor: Actor
 ) -> tuple[Compact, list[IndexEntry]]:
     if summarizer is None:
         raise LLMUnavailable(compaction.NO_SUMMARIZER)
@@ -165,7 +165,7 @@ async def _llm_candidate(
     if not answer.strip():
         raise LLMUnavailable("the model returned an empty answer")
     summary, omitted = compaction.repaired(answer, records)
-    compact = _new_compact(records, summary, summarizer.name, summarizer.model, clock, author)
+    compact = _new_compact(records, summary, summarizer.name, summarizer.model, clock, actor)
     return compact, omitted
 
 
@@ -175,7 +175,7 @@ def _new_compact(
     generator: str,
     model: str | None,
     clock: Clock,
-    author: Actor,
+    actor: Actor,
     model_rejected: str | None = None,
 ) -> Compact:
     return compaction.new_compact(
@@ -184,6 +184,6 @@ def _new_compact(
         generator=generator,
         model=model,
         generated_at=clock.now(),
-        generated_by=author,
+        generated_by=actor,
         model_rejected=model_rejected,
     )

@@ -1,12 +1,13 @@
-"""The memory section injected into every builder and agent launch.
+"""The launch context: the text a launch injects into a harness session, and its renderer.
 
-The rules it follows: docs/architecture.md, Injection.
+The rules it follows: docs/architecture.md, Injection (and its glossary for the words).
 
 One renderer for both roles: the role's preamble and the plain index, or the role's compact
 preamble, the compact's summary, everything written since its watermark and what was removed
 since; a marker when the store cannot be read, and one line naming the records it holds but
 could not read (the others are listed as ever); and, over the advisory size, a one-line
-pointer to `lazy doctor` for builders, never counted in the size.
+pointer to `lazy doctor` for builders, never counted in the size. What a harness channel
+carries of it (whole, fitted to a limit, or paged) is engine/delivery.py's.
 
 It takes plain rows (anything Indexed, a compact's summary and watermark) and gives plain
 tuples: the launch hook renders with it without importing the record models (pydantic).
@@ -16,11 +17,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from enum import StrEnum
-from typing import NamedTuple, Protocol
+from typing import Any, NamedTuple, Protocol
 
 from lazy_memory.engine.index import (
     Indexed,
     IndexedT,
+    IndexTally,
+    Newest,
     UnreadableRecord,
     index_line,
     unreadable_line,
@@ -60,9 +63,9 @@ PREAMBLES = {role: _HEADING + _PLAIN + _READING + _WRITING[role] for role in Rol
 COMPACT_PREAMBLES = {role: _HEADING + _SUMMARIZED + _READING + _WRITING[role] for role in Role}
 """Each role's preamble before a compact's summary."""
 MEASURED_ROLE = Role.BUILDER
-"""The role whose section the size rules measure (never-grow, doctor, `compact --show`): an
+"""The role whose launch context the size rules measure (never-grow, doctor, `compact --show`): an
 agent's differs by its preamble alone, by as many bytes with a compact as without, so every
-comparison between sections comes out the same."""
+comparison between launch contexts comes out the same."""
 EMPTY = "No memory records have been saved for this project yet."
 WRITTEN_SINCE = "## Written since that summary (these lines supersede it)"
 REMOVED_SINCE = "## Removed since that summary"
@@ -88,7 +91,7 @@ def preamble(role: Role, compacted: bool) -> str:
 
 
 class CompactView(Protocol):
-    """What the section shows of a compact: its summary, and the (name, revision) pairs of
+    """What a launch context shows of a compact: its summary, and the (name, revision) pairs of
     the records it was made from. The engine's Compact is one; so is what the launch hook
     reads without the models."""
 
@@ -104,22 +107,69 @@ class CompactView(Protocol):
 
 
 class LaunchContext(NamedTuple):
-    """The section a launch injects, with the size that counts and how it was made."""
+    """The launch context: the text a launch injects, the size that counts, how it was made,
+    and what of the store it shows in the channel it was made for (limit_chars).
+
+    Rendered, it is the whole text (limit_chars None, fitted False); engine/delivery.py
+    fits it to a channel's limit. The first eight fields are what `lazy/memory/context`
+    answers (wire/memory.py ContextPage); as_json is what `--json`, the launch log and the
+    launch cache write.
+    """
 
     role: Role
     text: str
     bytes: int
+    """The whole text's size (UTF-8 bytes, the doctor pointer not counted), as doctor has it."""
     warn_bytes: int
     over_threshold: bool
     available: bool
     compacted: bool
     error: str | None = None
     """Why the store could not be read, when it could not (available is then False)."""
+    limit_chars: int | None = None
+    """The channel's limit; None for one that carries any size (a file, a terminal, a cache)."""
+    records: int = 0
+    """The live records the store could read."""
+    listed: int = 0
+    """Records named in the text: all of them unless it was fitted."""
+    fitted: bool = False
+    newest: Newest | None = None
+
+    @property
+    def chars(self) -> int:
+        """The text's length as the harness counts it (see harness_length)."""
+        return harness_length(self.text)
+
+    def as_json(self) -> dict[str, Any]:
+        """Every field as JSON, and chars: what `--json` prints and the launch log keeps."""
+        return {
+            "role": self.role.value,
+            "text": self.text,
+            "chars": self.chars,
+            "bytes": self.bytes,
+            "limit_chars": self.limit_chars,
+            "warn_bytes": self.warn_bytes,
+            "over_threshold": self.over_threshold,
+            "records": self.records,
+            "listed": self.listed,
+            "fitted": self.fitted,
+            "available": self.available,
+            "compacted": self.compacted,
+            "error": self.error,
+            "newest": None if self.newest is None else self.newest.as_json(),
+        }
+
+
+def harness_length(text: str) -> int:
+    """Text's length as Claude Code (JavaScript) counts it: UTF-16 code units."""
+    if text.isascii():
+        return len(text)
+    return len(text.encode("utf-16-le")) // 2
 
 
 def size_of(text: str) -> int:
-    """A section's size: its UTF-8 bytes."""
-    # ASCII text is its own UTF-8: no need to encode a copy of a many-megabyte section.
+    """A launch context's size: its text's UTF-8 bytes."""
+    # ASCII text is its own UTF-8: no need to encode a copy of a many-megabyte text.
     return len(text) if text.isascii() else len(text.encode("utf-8"))
 
 
@@ -136,7 +186,8 @@ def assemble(
     removed: Sequence[str],
     unreadable: Sequence[UnreadableRecord] = (),
 ) -> str:
-    """The section before any size pointer: what the size rules and never-grow measure.
+    """The launch context's text before any size pointer: what the size rules and never-grow
+    measure.
 
     Descriptions sit inside their own line with whitespace collapsed, so no record can add
     a line that imitates the preamble, a heading or the unavailable marker; every stored text
@@ -152,7 +203,7 @@ def assembled_size(
     removed: Sequence[str],
     unreadable: Sequence[UnreadableRecord] = (),
 ) -> int:
-    """size_of(assemble(...)), measured line by line: the section itself is never built."""
+    """size_of(assemble(...)), measured line by line: the text itself is never built."""
     size = -1  # n parts are joined by n - 1 newlines
     for part in _parts(role, [records], compact, removed, unreadable):
         size += size_of(part) + 1
@@ -167,19 +218,21 @@ def launch_context(
     warn_bytes: int,
     unreadable: Sequence[UnreadableRecord] = (),
 ) -> LaunchContext:
-    """The section for a launch of role, with the builder's doctor pointer when over size,
-    and a line naming the records the store holds but could not read."""
+    """The launch context of role, rendered whole: with the builder's doctor pointer when over
+    size, and a line naming the records the store holds but could not read."""
     batches = (records[start : start + _BATCH] for start in range(0, len(records), _BATCH))
     return finished(role, opened(role, batches, compact, removed), unreadable, warn_bytes)
 
 
 class Opened(NamedTuple):
-    """A section's lines up to its end, as a read of the index makes them (opened): the end
-    comes once the store has said which records it could not read (finished)."""
+    """A launch context's lines up to its end, as a read of the index makes them (opened): the
+    end comes once the store has said which records it could not read (finished)."""
 
     parts: list[str]
     """The preamble, a blank, and the rest, each batch's index lines joined into one part."""
     compacted: bool
+    records: int
+    newest: Indexed | None
 
 
 def opened(
@@ -188,25 +241,27 @@ def opened(
     compact: CompactView | None,
     removed: Sequence[str],
 ) -> Opened:
-    """The section's lines of the records in batches (ordered by name, as a store lists them).
+    """The lines of the records in batches (ordered by name, as a store lists them).
 
-    Each batch's lines are joined as it comes: at 100,000 records the section is 14 MB, and
+    Each batch's lines are joined as it comes: at 100,000 records the text is 14 MB, and
     its 100,000 lines as strings would be 19 MB more.
     """
-    return Opened(list(_body(role, batches, compact, removed, joined=True)), compact is not None)
+    tally = IndexTally()
+    parts = list(_body(role, tally.counted(batches), compact, removed, joined=True))
+    return Opened(parts, compact is not None, tally.records, tally.newest)
 
 
 def finished(
-    role: Role, section: Opened, unreadable: Sequence[UnreadableRecord], warn_bytes: int
+    role: Role, lines: Opened, unreadable: Sequence[UnreadableRecord], warn_bytes: int
 ) -> LaunchContext:
-    """The launch context of an opened section, ended with the unreadable records' line (or
-    the empty store's) and, for a builder over warn_bytes, the doctor pointer."""
-    parts = section.parts
-    parts += _ending(section.compacted, len(parts) == _EMPTY_BODY, unreadable)
+    """The launch context of an opened one, ended with the unreadable records' line (or the
+    empty store's) and, for a builder over warn_bytes, the doctor pointer."""
+    parts = lines.parts
+    parts += _ending(lines.compacted, len(parts) == _EMPTY_BODY, unreadable)
     size = sum(map(size_of, parts)) + len(parts) - 1
     over = size > warn_bytes
     if over and role == Role.BUILDER:
-        # Joined in, not appended: a many-megabyte section is never copied to add a line.
+        # Joined in, not appended: a many-megabyte text is never copied to add a line.
         parts[-1:] = [DOCTOR_POINTER, ""]
     return LaunchContext(
         role=role,
@@ -215,13 +270,16 @@ def finished(
         warn_bytes=warn_bytes,
         over_threshold=over,
         available=True,
-        compacted=section.compacted,
+        compacted=lines.compacted,
+        records=lines.records,
+        listed=lines.records,
+        newest=None if lines.newest is None else Newest.of(lines.newest, listed=True),
     )
 
 
 def reframed(context: LaunchContext, role: Role) -> LaunchContext:
-    """The same section for a launch of another role: its own preamble, and the doctor
-    pointer added or taken off as its size calls for."""
+    """The same launch context (rendered whole) for another role: its own preamble, and the
+    doctor pointer added or taken off as its size calls for."""
     if context.role == role or not context.available:
         return context._replace(role=role)
     old, new = preamble(context.role, context.compacted), preamble(role, context.compacted)
@@ -231,25 +289,22 @@ def reframed(context: LaunchContext, role: Role) -> LaunchContext:
     over = size > context.warn_bytes
     wants_pointer = role == Role.BUILDER and over
     end = len(context.text) - (len(pointer) if had_pointer else 0)
-    return LaunchContext(
+    return context._replace(
         role=role,
         text="".join((new, context.text[len(old) : end], pointer if wants_pointer else "")),
         bytes=size,
-        warn_bytes=context.warn_bytes,
         over_threshold=over,
-        available=True,
-        compacted=context.compacted,
     )
 
 
 def warnings_of(context: LaunchContext) -> list[str]:
     """What assembling context says in the log: the advisory size line when it is over (at
-    every launch, so a section kept to be shown again keeps it to be said again)."""
+    every launch, so a launch context kept to be shown again keeps it to be said again)."""
     return [OVER_THRESHOLD_LOG] if context.over_threshold else []
 
 
 def unavailable_context(role: Role, error: str, warn_bytes: int) -> LaunchContext:
-    """The marker a launch gets when the store cannot be read: never the empty index."""
+    """The launch context when the store cannot be read, its marker: never the empty index."""
     # An error may quote stored text (a name, a path): it is shown as any stored text is.
     error = visible_line(" ".join(error.split()))
     text = UNAVAILABLE.format(error=error) + "\n"
@@ -272,9 +327,9 @@ def _parts(
     removed: Sequence[str],
     unreadable: Sequence[UnreadableRecord],
 ) -> Iterator[str]:
-    """The section's lines, one part each; the last is empty, for the final newline.
+    """The launch context's lines, one part each; the last is empty, for the final newline.
 
-    One at a time, so a measure of a 100,000-record section never holds all its lines.
+    One at a time, so a measure of a 100,000-record launch context never holds all its lines.
     """
     count = 0
     for part in _body(role, batches, compact, removed):
@@ -284,7 +339,7 @@ def _parts(
 
 
 _EMPTY_BODY = 2
-"""The parts of a plain section with no index line: the preamble and a blank."""
+"""The parts of a plain launch context with no index line: the preamble and a blank."""
 
 
 def _body(
@@ -295,7 +350,7 @@ def _body(
     *,
     joined: bool = False,
 ) -> Iterator[str]:
-    """The section's lines up to its end (_ending). With joined, a batch's index lines come
+    """The launch context's lines up to its end (_ending). With joined, a batch's index lines come
     as one part, joined by newlines as the parts are."""
 
     def lines(records: Sequence[Indexed]) -> Iterator[str]:
@@ -328,7 +383,7 @@ def _body(
 
 
 def _ending(compacted: bool, empty: bool, unreadable: Sequence[UnreadableRecord]) -> Iterator[str]:
-    """The section's last lines: the records the store could not read, named in one line
+    """The launch context's last lines: the records the store could not read, named in one line
     (never the empty store's line: a store holding only those is not empty), or the empty
     store's line; then the final newline's empty part."""
     if unreadable:

@@ -1,19 +1,19 @@
-"""What a harness channel carries of the memory section: whole, fitted to a limit, or paged.
+"""Delivery: what a harness channel carries of a launch context: whole, fitted, or paged.
 
 Claude Code shows a hook's output whole only up to a limit (10,000 characters on 2.1.332)
 and a tool result only up to the size the tool declares; past either the model gets a 2 KB
 preview and a file path, and a store of a few hundred records reaches a session as its first
-two dozen lines. So a section is never handed to a channel that would cut it:
+two dozen lines. So a launch context is never handed to a channel that would cut it:
 
-- a hook gets the section whole when it fits, else a *fitted* section: the preamble, as many
+- a hook gets it whole when it fits, else a *fitted* launch context: the preamble, as many
   whole index lines as fit in priority order (`user` and `feedback` before `project` and
   `reference`, newest first within a type), and one closing line saying how many records are
   not listed, why, and the one call that reads them all;
 - a tool gets *pages* of whole lines, each within its limit, each naming the next page.
 
 No line is ever cut to fit, and every name stays reachable from what the model is given: the
-closing line names the one call that returns the whole section when it fits a tool result
-(`lazy_memory_recall()`), else each of its pages, counted as the tool pages the same section.
+closing line names the one call that returns the whole text when it fits a tool result
+(`lazy_memory_recall()`), else each of its pages, counted as the tool pages the same text.
 
 Like the renderer, it takes plain rows and gives plain tuples, so the launch hook delivers
 without importing the record models.
@@ -22,15 +22,14 @@ without importing the record models.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
-from datetime import datetime
 from operator import attrgetter
-from typing import Any, NamedTuple
 
 from lazy_memory.engine.context import (
     DOCTOR_POINTER,
     UNAVAILABLE,
     LaunchContext,
     Role,
+    harness_length,
     preamble,
     size_of,
 )
@@ -41,19 +40,19 @@ from lazy_memory.engine.index import (
     index_line,
     unreadable_line,
 )
-from lazy_memory.engine.json_time import json_time
 from lazy_memory.engine.kinds import RecordType
 
 TYPE_PRIORITY = (RecordType.USER, RecordType.FEEDBACK, RecordType.PROJECT, RecordType.REFERENCE)
-"""The order a fitted section lists records in: the user's own guidance first."""
+"""The order a fitted launch context lists records in: the user's own guidance first."""
 RECALL_PAGE = "lazy_memory_recall(page={page})"
-"""The call that gives a page of the section, as lazy_memory_recall's pages name the next."""
+"""The call that gives a page of the launch context, as lazy_memory_recall's pages name the
+next."""
 _SEARCH = 'search it with lazy_search(query="in:memories ...")'
 READ_ALL = (
     "Read the whole index with lazy_memory_recall(), which returns every record's line in one "
     "call, or " + _SEARCH + "."
 )
-"""How the closing line says to read the rest when the whole section is one tool result."""
+"""How the closing line says to read the rest when the whole text is one tool result."""
 READ_PAGES = (
     "Read the whole index in {pages:,} calls, "
     + RECALL_PAGE.format(page=1)
@@ -63,7 +62,7 @@ READ_PAGES = (
     + _SEARCH
     + "."
 )
-"""How it says so when the section is more than one: recall's pages, each named."""
+"""How it says so when the text is more than one: recall's pages, each named."""
 NOT_LISTED = (
     "({missing:,} of {total:,} memory records are not listed here: this harness shows a "
     "session-start hook's output whole only up to {limit:,} characters, and these lines are "
@@ -72,69 +71,14 @@ NOT_LISTED = (
 _MARKER_ROOM = 200
 """What a fitted marker keeps clear of its limit, besides the error text, for its own words."""
 _LINES_BLOCK = 1 << 20
-"""Characters of a section split into lines at a time, when it is paged."""
-
-
-class Newest(NamedTuple):
-    """The most recently written live record, and whether a launch listed it."""
-
-    name: str
-    revision: int
-    updated_at: datetime
-    listed: bool
-
-    def as_json(self) -> dict[str, Any]:
-        """As JSON, the way the models write their fields."""
-        return {
-            "name": self.name,
-            "revision": self.revision,
-            "updated_at": json_time(self.updated_at),
-            "listed": self.listed,
-        }
-
-
-class Delivery(NamedTuple):
-    """The section a channel carries, and what of the store it shows."""
-
-    role: Role
-    text: str
-    chars: int
-    """The text's length as the harness counts it (see harness_length)."""
-    bytes: int
-    """The whole section's size (UTF-8 bytes, the doctor pointer not counted), as doctor has it."""
-    limit_chars: int | None
-    """The channel's limit; None for one that carries any size (a file, a terminal)."""
-    warn_bytes: int
-    over_threshold: bool
-    records: int
-    listed: int
-    """Records named in the text: all of them unless it was fitted."""
-    fitted: bool
-    available: bool
-    compacted: bool
-    error: str | None = None
-    """Why the store could not be read, when it could not."""
-    newest: Newest | None = None
-
-    def as_json(self) -> dict[str, Any]:
-        """Every field as JSON, in order: what `--json` prints and the launch log keeps."""
-        fields = self._asdict()
-        fields["role"] = self.role.value
-        fields["newest"] = None if self.newest is None else self.newest.as_json()
-        return fields
-
-
-def harness_length(text: str) -> int:
-    """Text's length as Claude Code (JavaScript) counts it: UTF-16 code units."""
-    if text.isascii():
-        return len(text)
-    return len(text.encode("utf-16-le")) // 2
+"""Characters of a text split into lines at a time, when it is paged."""
 
 
 def priority_order(records: Sequence[IndexedT]) -> Iterator[IndexedT]:
-    """Records as a fitted section lists them: by type priority, newest first, then by name.
+    """Records as a fitted launch context lists them: by type priority, newest first, then by
+    name.
 
-    Each type's records are sorted only when the listing reaches them: a fitted section lists
+    Each type's records are sorted only when the listing reaches them: a fitted one lists
     about a hundred lines, so most launches sort only the `user` records, not the store.
     """
     by_type: dict[RecordType, list[IndexedT]] = {record_type: [] for record_type in TYPE_PRIORITY}
@@ -145,35 +89,35 @@ def priority_order(records: Sequence[IndexedT]) -> Iterator[IndexedT]:
         yield from sorted(by_name, key=attrgetter("updated_at"), reverse=True)
 
 
-def deliver(
+def fit(
     context: LaunchContext,
     records: Sequence[Indexed],
-    limit: int | None,
+    limit_chars: int | None,
     *,
     page_limit: int,
     unreadable: Sequence[UnreadableRecord] = (),
-) -> Delivery:
-    """The section for a channel of limit characters (None: any size): whole if it fits.
+) -> LaunchContext:
+    """context (rendered whole from records) for a channel of limit_chars characters (None:
+    any size): whole if it fits, else fitted.
 
     page_limit is the largest tool result, at which lazy_memory_recall() pages the same
-    section: the closing line of a fitted section names its pages. unreadable are the records
-    the store could not read, which the section names in one line: a fitted one names them
-    too, below the lines it lists.
+    text: the closing line of a fitted launch context names its pages. unreadable are the
+    records the store could not read, which the text names in one line: a fitted one names
+    them too, below the lines it lists.
     """
     if not context.available:
-        return _marker(context, limit)
-    newest = max(records, key=attrgetter("updated_at"), default=None)
-    if limit is None or harness_length(context.text) <= limit:
-        return _delivery(context, context.text, limit, len(records), records, newest, set())
+        return _marker(context, limit_chars)
+    if limit_chars is None or harness_length(context.text) <= limit_chars:
+        return context._replace(limit_chars=limit_chars)
     over = context.role == Role.BUILDER and context.over_threshold
     pointer = DOCTOR_POINTER + "\n" if over else ""
     head = preamble(context.role, False) + "\n\n"
     read = _read_all(page_count(context.text, page_limit, RECALL_PAGE))
     # The closing line at its longest (every count as large as the store), so it always fits.
-    closing = _closing(len(records), len(records), len(records), limit, read)
+    closing = _closing(len(records), len(records), len(records), limit_chars, read)
     note = unreadable_line(unreadable) + "\n" if unreadable else ""
     room = (
-        limit
+        limit_chars
         - harness_length(head)
         - harness_length(note)
         - harness_length(pointer)
@@ -190,10 +134,17 @@ def deliver(
         room -= cost
         listed.append(line)
         shown.add(record.name)
-    closing = _closing(len(records) - len(listed), len(records), len(listed), limit, read)
+    closing = _closing(len(records) - len(listed), len(records), len(listed), limit_chars, read)
     body = "".join(line + "\n" for line in listed)
-    text = f"{head}{body}{note}\n{closing}\n{pointer}"
-    return _delivery(context, text, limit, len(listed), records, newest, shown, fitted=True)
+    newest = context.newest
+    return context._replace(
+        text=f"{head}{body}{note}\n{closing}\n{pointer}",
+        limit_chars=limit_chars,
+        listed=len(listed),
+        fitted=True,
+        compacted=False,
+        newest=None if newest is None else newest._replace(listed=newest.name in shown),
+    )
 
 
 def pages(text: str, limit: int, next_call: str) -> list[str]:
@@ -206,7 +157,7 @@ def pages(text: str, limit: int, next_call: str) -> list[str]:
     chunks = ["".join(lines) for lines in _paged(text, limit, next_call)]
     total = len(chunks)
     for number in range(1, total):
-        # One page at a time: the pages of a 14 MB section are never held twice.
+        # One page at a time: the pages of a 14 MB text are never held twice.
         chunks[number - 1] += "\n" + _footer(next_call, number, total) + "\n"
     return chunks
 
@@ -294,60 +245,13 @@ def _closing(missing: int, total: int, listed: int, limit: int, read: str) -> st
     return NOT_LISTED.format(missing=missing, total=total, listed=listed, limit=limit, read=read)
 
 
-def _marker(context: LaunchContext, limit: int | None) -> Delivery:
+def _marker(context: LaunchContext, limit_chars: int | None) -> LaunchContext:
     """The unavailable marker, its error shortened if it would not fit (never the records)."""
     text = context.text
-    if limit is not None and harness_length(text) > limit:
+    if limit_chars is not None and harness_length(text) > limit_chars:
         error = context.error or ""
-        keep = max(limit - harness_length(UNAVAILABLE) - _MARKER_ROOM, 0)
+        keep = max(limit_chars - harness_length(UNAVAILABLE) - _MARKER_ROOM, 0)
         text = UNAVAILABLE.format(error=error[:keep] + "...") + "\n"
-    return Delivery(
-        role=context.role,
-        text=text,
-        chars=harness_length(text),
-        bytes=size_of(text),
-        limit_chars=limit,
-        warn_bytes=context.warn_bytes,
-        over_threshold=False,
-        records=0,
-        listed=0,
-        fitted=text != context.text,
-        available=False,
-        compacted=False,
-        error=context.error,
-    )
-
-
-def _delivery(
-    context: LaunchContext,
-    text: str,
-    limit: int | None,
-    listed: int,
-    records: Sequence[Indexed],
-    newest: Indexed | None,
-    shown: set[str],
-    *,
-    fitted: bool = False,
-) -> Delivery:
-    return Delivery(
-        role=context.role,
-        text=text,
-        chars=harness_length(text),
-        bytes=context.bytes,
-        limit_chars=limit,
-        warn_bytes=context.warn_bytes,
-        over_threshold=context.over_threshold,
-        records=len(records),
-        listed=listed,
-        fitted=fitted,
-        available=True,
-        compacted=context.compacted and not fitted,
-        newest=None
-        if newest is None
-        else Newest(
-            name=newest.name,
-            revision=newest.revision,
-            updated_at=newest.updated_at,
-            listed=not fitted or newest.name in shown,
-        ),
+    return context._replace(
+        text=text, bytes=size_of(text), limit_chars=limit_chars, fitted=text != context.text
     )

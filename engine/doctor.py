@@ -51,10 +51,11 @@ from lazy_memory.engine.context import (
     MEASURED_ROLE,
     Role,
     assembled_size,
+    harness_length,
     launch_context,
     written_since,
 )
-from lazy_memory.engine.delivery import deliver, harness_length
+from lazy_memory.engine.delivery import fit
 from lazy_memory.engine.index import Indexed, UnreadableRecord
 from lazy_memory.engine.limits import TOOL_RESULT_LIMIT_CHARS
 from lazy_memory.engine.records import Actor, ActorKind, UnreadableRow
@@ -210,9 +211,9 @@ def hook_fit(store: _Store, warn_bytes: int, limit: int, page_limit: int) -> Hoo
     context = launch_context(
         Role.BUILDER, records, store.compact, store.removed, warn_bytes, unreadable
     )
-    delivery = deliver(context, records, limit, page_limit=page_limit, unreadable=unreadable)
-    shown = f"A hook launch shows {delivery.listed:,} of {counted(len(records), 'record')} inline"
-    if not delivery.fitted:
+    hooked = fit(context, records, limit, page_limit=page_limit, unreadable=unreadable)
+    shown = f"A hook launch shows {hooked.listed:,} of {counted(len(records), 'record')} inline"
+    if not hooked.fitted:
         advice = f"{shown}: the whole section fits Claude Code's hook limit ({limit:,} characters)."
     else:
         remedies = []
@@ -236,7 +237,7 @@ def hook_fit(store: _Store, warn_bytes: int, limit: int, page_limit: int) -> Hoo
         )
         remedies.append("curate the records so the index fits")
         advice = (
-            f"{shown} (the section is {delivery.chars:,} characters; Claude Code shows a hook's "
+            f"{shown} (the section is {hooked.chars:,} characters; Claude Code shows a hook's "
             f"output whole only up to {limit:,}); the rest are named by one line telling the "
             f"model how to read them with lazy_memory_recall(). To show them all: "
             f"{'; or '.join(remedies)}."
@@ -245,7 +246,7 @@ def hook_fit(store: _Store, warn_bytes: int, limit: int, page_limit: int) -> Hoo
         limit_chars=limit,
         chars=harness_length(context.text),
         records=len(records),
-        listed=delivery.listed,
+        listed=hooked.listed,
         advice=advice,
     )
 

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from datetime import datetime
-from typing import NamedTuple, Protocol, TypeVar
+from operator import attrgetter
+from typing import Any, NamedTuple, Protocol, TypeVar
 
+from lazy_memory.engine.json_time import json_time
 from lazy_memory.engine.kinds import RecordType
 from lazy_memory.engine.visible import shown_name, visible_line
 from lazy_memory.engine.wording import counted
@@ -82,6 +84,49 @@ class UnreadableRecord(NamedTuple):
     """Its name as stored; bytes that are not UTF-8 are shown as `\\xNN` escapes."""
     reason: str
     """Why it cannot be read, in a few words: "its type 'weird' is not one of user, ..."."""
+
+
+class Newest(NamedTuple):
+    """The most recently written live record, and whether a launch context lists it."""
+
+    name: str
+    revision: int
+    updated_at: datetime
+    listed: bool
+
+    @classmethod
+    def of(cls, record: Indexed, *, listed: bool) -> Newest:
+        """What a launch context says of record, the newest, and whether it lists it."""
+        return cls(record.name, record.revision, record.updated_at, listed)
+
+    def as_json(self) -> dict[str, Any]:
+        """As JSON, the way the models write their fields."""
+        return {
+            "name": self.name,
+            "revision": self.revision,
+            "updated_at": json_time(self.updated_at),
+            "listed": self.listed,
+        }
+
+
+class IndexTally:
+    """How many live records a read of the index handed over, batch by batch, and the newest
+    of them (the first of equals, as max has it)."""
+
+    def __init__(self) -> None:
+        self.records = 0
+        self.newest: Indexed | None = None
+
+    def counted(self, batches: Iterable[Sequence[IndexedT]]) -> Iterator[Sequence[IndexedT]]:
+        """The batches, handed on as they come, each counted on the way."""
+        for batch in batches:
+            self.records += len(batch)
+            newest = max(batch, key=attrgetter("updated_at"), default=None)
+            if newest is not None and (
+                self.newest is None or newest.updated_at > self.newest.updated_at
+            ):
+                self.newest = newest
+            yield batch
 
 
 UNREADABLE_NAMED = 10

@@ -1,4 +1,4 @@
-"""The kinds a record, a write and its author come in, as plain enums.
+"""The kinds a record, a write and its actor come in, as plain enums.
 
 In a module of their own, which imports nothing, so that what renders a launch's section
 (engine/index.py, engine/delivery.py) and the readers that hand it plain rows (adapters/)

@@ -89,7 +89,7 @@ class Storage(Protocol):
         """Every live record the store holds but cannot read in full, and why, in name order.
 
         A whole check of every live record (doctor's), its body included: a record whose
-        index line reads but whose full row does not (a provenance or an author that does
+        index line reads but whose full row does not (a provenance or an actor that does
         not parse) is named here, and only by a read of the record itself elsewhere.
         """
         ...

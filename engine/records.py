@@ -31,7 +31,8 @@ _LINE_BREAKS = re.compile(r"[\r\n\v\f\x1c-\x1e\x85\u2028\u2029]")
 
 
 class Actor(BaseModel):
-    """The author of a write: its kind and a detail such as a user name or a builder id."""
+    """The actor of a write (who wrote it): its kind and a detail such as a user name or a
+    builder id."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -56,7 +57,7 @@ class Provenance(BaseModel):
 
 
 class RecordContent(BaseModel):
-    """What an author writes: a record without its bookkeeping."""
+    """What an actor writes: a record without its bookkeeping."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -158,9 +159,9 @@ def authored_content(
 
     held_name: the store already holds this name from before the name rule, so it is kept
     as it is (reachable by its exact name) if it cannot break framing. max_body_bytes: the
-    body's limit in UTF-8 bytes; None for a body the author did not write (an update that
+    body's limit in UTF-8 bytes; None for a body the actor did not write (an update that
     keeps the current one, which an import may have brought in over the limit).
-    description_authored: False for a description the author did not write (one an update
+    description_authored: False for a description the actor did not write (one an update
     carries over as the record holds it, which an import may have brought in longer than
     200 characters or on several lines): the description rules are for what is written.
     """

@@ -111,7 +111,7 @@ async def missing(storage: Storage, name: str, error: NotFound) -> NotFound:
 
 async def save(
     storage: Storage,
-    author: Actor,
+    actor: Actor,
     clock: Clock,
     name: str,
     *,
@@ -121,7 +121,7 @@ async def save(
     if_revision: int | None,
     max_body_bytes: int,
 ) -> SavedRecord:
-    """Create, update or revive a record as author, every authoring rule applied.
+    """Create, update or revive a record as actor, every authoring rule applied.
 
     On an update, a field left as None keeps its current value, and on a revival its
     value in the last live revision; the merge is itself a compare-and-swap on the
@@ -140,7 +140,7 @@ async def save(
         _check_new(name, base, if_revision)
         content = _authored(name, type, description, body, base, held, max_body_bytes)
         return await _save_content(
-            storage, author, clock, content, current, if_revision, if_revision
+            storage, actor, clock, content, current, if_revision, if_revision
         )
     for _ in range(_MERGE_ATTEMPTS):
         current = await live_record(storage, name)
@@ -164,7 +164,7 @@ async def save(
             expected = if_revision if if_revision is not None else base.revision
         try:
             return await _save_content(
-                storage, author, clock, content, current, expected, if_revision
+                storage, actor, clock, content, current, expected, if_revision
             )
         except Conflict:
             if if_revision is not None:
@@ -210,7 +210,7 @@ async def _removal(storage: Storage, name: str) -> HistoryEntry | None:
 
 async def _save_content(
     storage: Storage,
-    author: Actor,
+    actor: Actor,
     clock: Clock,
     content: RecordContent,
     current: Record | None,
@@ -224,7 +224,7 @@ async def _save_content(
         return saved(current, unchanged=True)
     try:
         written = await storage.save_record(
-            content, actor=author, at=clock.now(), if_revision=expected
+            content, actor=actor, at=clock.now(), if_revision=expected
         )
         return saved(written)
     except Conflict:

@@ -1,7 +1,7 @@
 """MemoryService: the use cases of the store, each one async method, behind the write gate.
 
 Each use case's logic sits with what it works on: saving in engine/saving.py, the launch
-section as read from the store in engine/injected.py, compaction in engine/compacting.py, the
+context as read from the store in engine/launching.py, compaction in engine/compacting.py, the
 harness import in engine/importing.py, doctor in engine/doctor.py, moving a store in
 engine/moving.py. MemoryService holds the collaborators, and the gate: a session that is an
 agent reads freely and writes nothing.
@@ -13,11 +13,10 @@ import logging
 from collections.abc import Callable
 from typing import cast
 
-from lazy_memory.engine import compacting, injected, saving
+from lazy_memory.engine import compacting, launching, saving
 from lazy_memory.engine.compacting import CompactPlan, CompactStatus
 from lazy_memory.engine.compaction import CompactOutcome, Mode, model_plan
 from lazy_memory.engine.context import LaunchContext, Role, unavailable_context
-from lazy_memory.engine.delivery import Delivery
 from lazy_memory.engine.doctor import Diagnosis, diagnose
 from lazy_memory.engine.errors import (
     InvalidQuery,
@@ -81,11 +80,11 @@ class MemoryService:
         self.hook_limit_chars = hook_limit_chars
         """What the harness shows of a hook's output whole, for doctor to measure against."""
         self.page_limit_chars = page_limit_chars
-        """The largest tool result, at which lazy_memory_recall() pages the section: what
-        a section fitted to a limit names as the calls that read it all."""
+        """The largest tool result, at which lazy_memory_recall() pages the launch context:
+        what one fitted to a limit names as the calls that read it all."""
         self.max_body_bytes = max_body_bytes
         """The largest body an authoring path saves, in UTF-8 bytes; imports keep any size."""
-        self._contexts = injected.LaunchContexts()
+        self._contexts = launching.LaunchContexts()
 
     async def list_records(self) -> list[Record]:
         """Every live record, ordered by name."""
@@ -111,7 +110,7 @@ class MemoryService:
             return await read_partly(self.fold_index(fold))
         except LazyMemoryError as error:
             logger.error("memory index unavailable: %s", error)
-            # The launch section's own marker, so every way in says it in the same words.
+            # The launch context's own marker, so every way in says it in the same words.
             marker = unavailable_context(Role.AGENT, str(error), self.warn_bytes)
             return IndexUnavailable(marker.text, marker.error or "")
 
@@ -123,8 +122,9 @@ class MemoryService:
         except NotFound as error:
             raise await saving.missing(self.storage, name, error) from None
 
-    async def find(self, name: str) -> Record | None:
-        """One live record in full, or None when there is none by that name."""
+    async def recall_if_live(self, name: str) -> Record | None:
+        """recall(name), or None when no live record has that name (never written, or
+        removed): for a caller to whom a missing record is no error."""
         try:
             return await by_any_spelling(name, self.storage, self.storage.get_record)
         except NotFound:
@@ -214,23 +214,19 @@ class MemoryService:
             raise NotFound(f"no record named {name!r} has ever been written")
         return entries
 
-    async def context(self, role: Role) -> LaunchContext:
-        """The memory section for a launch of role; never raises, never blocks the launch.
+    async def launch_context(self, role: Role, limit_chars: int | None = None) -> LaunchContext:
+        """The launch context of role, for a channel that shows at most limit_chars whole
+        (None: any size); never raises, never blocks the launch.
 
         A store that cannot be read gives the UNAVAILABLE marker (and an error in the log),
-        which no model can mistake for an empty store. The section is assembled again only
-        when the store's change marker has moved, so a write by any process shows at once.
+        which no model can mistake for an empty store. The whole one is rendered again only
+        when the store's change marker has moved, so a write by any process shows at once;
+        one with a limit is read once, uncached, and fitted if it must be (see
+        engine/delivery.py): a launch hook's one question in a process of its own.
         """
-        return await self._contexts.context(self.storage, role, self.warn_bytes)
-
-    async def delivery(self, role: Role, limit_chars: int | None) -> Delivery:
-        """The section for a channel that shows at most limit_chars whole; never raises.
-
-        The same section as context(role) when it fits; else the fitted one (see
-        engine/delivery.py). The store is read once, uncached: this is a launch hook's one
-        question in a process of its own.
-        """
-        return await injected.delivery(
+        if limit_chars is None:
+            return await self._contexts.whole(self.storage, role, self.warn_bytes)
+        return await launching.fitted(
             self.storage, role, limit_chars, self.warn_bytes, self.page_limit_chars
         )
 
@@ -239,14 +235,14 @@ class MemoryService:
         return await compacting.compact_plan(self.storage, self.summarizer, mode)
 
     async def compact(self, mode: Mode) -> CompactOutcome:
-        """Generate a compact from the records and store it, if it never grows the section.
+        """Generate a compact from the records and store it, if it never grows the launch context.
 
         The records and their history are only read; a rejected candidate writes nothing
         (engine/compacting.py).
         """
         self._require_writer()
-        # The section is about to change, and a big store's cached one would only add to
-        # this call's peak memory.
+        # The launch context is about to change, and a big store's cached one would only add
+        # to this call's peak memory.
         self._contexts.forget()
         return await compacting.compact(
             self.storage, self.summarizer, self.clock, self.identity.actor, mode
@@ -266,7 +262,7 @@ class MemoryService:
 
         It also reports harness memory that has no record yet; it never writes.
         """
-        state = await injected.injected_state(self.storage, partly=True)
+        state = await launching.launch_state(self.storage, partly=True)
         records, compact, removed, compact_error = state[:4]
         plan = await import_plan(self.harness, self.storage)
         return diagnose(

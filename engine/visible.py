@@ -24,7 +24,7 @@ a tag character). The two rules:
   (a no-break space, a programming font's glyph) and no terminal acts on them.
 
 A backslash is left as it is. So a stored literal `\x1b` (four printable characters) looks the
-same as an escaped ESC: an author can make text *look* as if it held a control, never make
+same as an escaped ESC: an actor can make text *look* as if it held a control, never make
 it hold one, and it then shows exactly the characters it holds. Escaping backslashes as well
 would tell the two apart, at the cost of doubling every backslash of every Windows path,
 regular expression and LaTeX snippet people read in bodies; `--raw` and `--json` settle any

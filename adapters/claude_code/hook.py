@@ -2,7 +2,7 @@
 
 Claude Code runs a hook's command with `/bin/sh -c` (dash on Debian, bash on macOS; measured on
 2.1.197 and 2.1.332), and drops its output when it exits non-zero or outlives the hook's
-timeout: the model then gets no memory section and no word that one is missing. So the
+timeout: the model then gets no launch context and no word that one is missing. So the
 command runs `lazy memory context --hook` itself (those exact words: the CLI answers them
 before building a parser) and, when lazy cannot give an answer (not on the PATH Claude Code
 runs with, not executable, killed by a signal, or not done within its bound), prints the
@@ -22,8 +22,8 @@ from __future__ import annotations
 import math
 import shlex
 
-HOOK_WORDS = ("memory", "context", "--hook")
-"""lazy's arguments in the hook (rpc/cli's HOOK_WORDS, which answers them first)."""
+from lazy_memory.adapters.config import HOOK_WORDS, TASK_ID_VARIABLE
+
 HOOK_MARK = " " + " ".join(HOOK_WORDS)
 """How lazy's own hook is recognised, this command or an older one, whatever starts lazy."""
 TIMER_SIGNAL_STATUS = 128 + 14
@@ -72,7 +72,8 @@ def hook_command(words: tuple[str, ...], *, bound: int, log_dir: str) -> str:
             '129|1[3-9][0-9]|2[0-5][0-9]) why="lazy: killed by signal $((status - 128))";; '
             '*) why="lazy: exit status $status";; esac',
             f'printf {shlex.quote(marker)} "$why"',
-            f'[ -z "${{LAZY_TASK_ID+set}}" ] && [ -w "{data}" ] && printf '
+            # An agent (adapters/config.py is_agent) writes nothing: sh's own test of it.
+            f'[ -z "${{{TASK_ID_VARIABLE}+set}}" ] && [ -w "{data}" ] && printf '
             f'{shlex.quote(logged)} "$(date -u +%Y-%m-%dT%H:%M:%S+00:00)" "$why" '
             f'>> "{data}/launches.jsonl"',
             "exit 0",

@@ -143,8 +143,8 @@ def _checked(line: bytes, *, strict: bool = False) -> BadLine | None:
         or text_problem("description", fields.get("description"))
         or text_problem("body", fields.get("body"))
         or choice_problem("operation", fields.get("operation"), OPERATIONS)
-        or choice_problem("author's kind", actor.get("kind"), ACTOR_KINDS)
-        or text_problem("author", actor.get("detail"))
+        or choice_problem("actor's kind", actor.get("kind"), ACTOR_KINDS)
+        or text_problem("actor", actor.get("detail"))
     )
     revision, at = fields.get("revision"), fields.get("at")
     if problem is None and (strict or (type(revision) is int and revision < 1)):

@@ -1,1 +1,2 @@
-"""What a launch keeps between sessions: the kept section (cache.py), its log, the plain state."""
+"""What a launch keeps between sessions: the kept launch context (cache.py), the launch log
+(log.py), and the store's plain state the hook renders from (state.py)."""

@@ -1,8 +1,9 @@
-"""The SessionStart hook's last section for each role, kept beside a SQLite or files store.
+"""The launch cache: the SessionStart hook's last launch context for each role, kept beside a
+SQLite or files store.
 
 Every session start runs the hook, and most find the store as the last one left it. Even the
-light render (adapters/launch/state.py) reads every record; showing the section again reads
-one small file. So a hook that rendered a section keeps it, per role, in
+light render (adapters/launch/state.py) reads every record; showing the kept launch context
+again reads one small file. So a hook that rendered a launch context keeps it, per role, in
 `<data>/launch-cache-<role>.json` under a key of everything it depended on: the role, the
 hook's limit, the tool result limit (the closing line counts recall's pages at it) and
 warn_bytes, the store's files as the file system has them, and the renderer's own modules.
@@ -13,10 +14,10 @@ appends to it), the checkpoint and the compact (both replaced whole, so a new in
 next hook of the role computes the key with a few stat calls and, when it matches, prints the
 kept text without reading the store.
 
-The key is taken before the store is read, so a write that lands while a section is being
-rendered leaves a key that no longer matches. Only a section that could be read is kept,
-with the warnings its assembly logged (an over-size section), which are said again each time
-it is shown, and the digest of the compact it was rendered with, once the compact's model
+The key is taken before the store is read, so a write that lands while a launch context is
+being rendered leaves a key that no longer matches. Only a launch context that could be read
+is kept, with the warnings its rendering logged (an over-size one), which are said again each
+time it is shown, and the digest of the compact it was rendered with, once the compact's model
 accepted it: the next render after a write need not ask the model again.
 
 The file is derived data, not a record, so an agent's hook keeps its own as a builder's does
@@ -35,6 +36,7 @@ from typing import Any, NamedTuple
 from lazy_memory.adapters.config import Settings
 
 _PACKAGE = Path(__file__).resolve().parents[2]
+"""The folder holding engine/, adapters/ and rpc/, which _RENDERER's paths are relative to."""
 _RENDERER = (
     "engine/context.py",
     "engine/delivery.py",
@@ -43,7 +45,7 @@ _RENDERER = (
     "engine/json_time.py",
     "engine/visible.py",
     "engine/doctor.py",
-    "engine/injected.py",
+    "engine/launching.py",
     "rpc/cli/context.py",
     "rpc/cli/hook.py",
     "adapters/launch/cache.py",
@@ -55,7 +57,7 @@ _RENDERER = (
     "adapters/files/entries.py",
     "adapters/files/checkpoint.py",
 )
-"""The modules a hook's section comes out of: a new version of any renders anew."""
+"""The modules a hook's launch context comes out of: a new version of any renders anew."""
 
 
 _STORE_FILES = {
@@ -67,24 +69,25 @@ than imported from the adapters, which the kept path need not import."""
 
 
 class Kept(NamedTuple):
-    """A role's kept section: what it was rendered from (its key), and what to say again."""
+    """A role's kept launch context: what it was rendered from (its key), and what to say
+    again."""
 
     key: str
     text: str
-    delivery: dict[str, Any]
-    """Its launch-log entry."""
+    logged: dict[str, Any]
+    """Its launch-log entry (LaunchContext.as_json)."""
     warnings: list[str]
     compact: str | None
     """The digest of the compact it was rendered with, which the compact's model accepted."""
 
 
 def cache_file(settings: Settings, role: str) -> Path:
-    """Where the section of role is kept."""
+    """Where the launch context of role is kept."""
     return settings.data_dir / f"launch-cache-{role}.json"
 
 
 def cache_key(settings: Settings, role: str) -> str | None:
-    """The key of the section the hook of role would render now; None if it is not kept
+    """The key of the launch context the hook of role would render now; None if it is not kept
     (a backend with no files here, or no store yet)."""
     names = _STORE_FILES.get(settings.backend)
     if names is None or settings.remote:
@@ -134,27 +137,27 @@ def _wal_index_header(path: Path) -> str:
         os.close(descriptor)
 
 
-def kept_section(settings: Settings, role: str) -> Kept | None:
+def read_kept(settings: Settings, role: str) -> Kept | None:
     """What the last hook of role kept, whatever its key; None if nothing usable is kept."""
     try:
-        kept = json.loads(cache_file(settings, role).read_text(encoding="utf-8"))
+        stored = json.loads(cache_file(settings, role).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
-    if not isinstance(kept, dict) or not isinstance(kept.get("key"), str):
+    if not isinstance(stored, dict) or not isinstance(stored.get("key"), str):
         return None
-    if not isinstance(kept.get("text"), str) or not isinstance(kept.get("delivery"), dict):
+    if not isinstance(stored.get("text"), str) or not isinstance(stored.get("logged"), dict):
         return None
-    warnings = kept.get("warnings")
+    warnings = stored.get("warnings")
     if not isinstance(warnings, list) or not all(isinstance(line, str) for line in warnings):
         return None
-    compact = kept.get("compact")
+    compact = stored.get("compact")
     if compact is not None and not isinstance(compact, str):
         return None
-    return Kept(kept["key"], kept["text"], kept["delivery"], warnings, compact)
+    return Kept(stored["key"], stored["text"], stored["logged"], warnings, compact)
 
 
-def keep_section(settings: Settings, role: str, kept: Kept) -> None:
-    """Keep a section of role, replacing what was kept; never fails."""
+def keep(settings: Settings, role: str, kept: Kept) -> None:
+    """Keep a launch context of role, replacing what was kept; never fails."""
     path = cache_file(settings, role)
     temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     content = json.dumps(kept._asdict(), default=str)

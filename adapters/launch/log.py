@@ -16,22 +16,25 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from lazy_memory.adapters.config import is_agent
+
 LOG_FILE = "launches.jsonl"
 _KEEP_BYTES = 256 * 1024
 """Past this size the log keeps only its newer half: it is a window, not an archive."""
 
 
-def record_launch(data_dir: Path, channel: str, delivery: dict[str, Any]) -> None:
-    """Append one launch to the log, if the data directory exists and can be written.
+def record_launch(data_dir: Path, channel: str, context: dict[str, Any]) -> None:
+    """Append one launch to the log, if the data directory exists and can be written; context
+    is its launch context as JSON (LaunchContext.as_json), logged without its text.
 
-    An agent's process (LAZY_TASK_ID set) writes nothing anywhere, this log included.
+    An agent's process writes nothing anywhere, this log included.
     """
-    if "LAZY_TASK_ID" in os.environ:
+    if is_agent(os.environ):
         return
     entry = {
         "at": datetime.now(UTC).isoformat(timespec="seconds"),
         "channel": channel,
-        **{key: value for key, value in delivery.items() if key != "text"},
+        **{key: value for key, value in context.items() if key != "text"},
     }
     path = data_dir / LOG_FILE
     try:

@@ -1,4 +1,4 @@
-"""What a launch's section is assembled from, read for the launch hook without the models.
+"""What a launch context is rendered from, read for the launch hook without the models.
 
 The hook runs at every session start, and right after any write it must read the store:
 through the engine that is pydantic, asyncio and MemoryService, several times the cost of the
@@ -7,10 +7,10 @@ reads, which hand over plain rows: on SQLite the index, the compact's JSON and t
 removed since, queried by sqlite/index.py on a reader of its own (sqlite/reader.py: nothing
 created, no write lock); on the files backend the same through its journal, which reads what
 it wrote with the json module (files/journal.py). The engine's one renderer turns them into
-the section (engine/context.py, engine/delivery.py).
+the launch context (engine/context.py, engine/delivery.py).
 
 A compact is stored as its model's JSON, and only the model says whether it reads: the first
-hook that meets a compact asks it, and keeps the compact's digest with its section
+hook that meets a compact asks it, and keeps the compact's digest with its launch context
 (launch/cache.py); a later hook that finds the same compact reads its summary and watermark
 with the json module. Anything that cannot be read so (a store to migrate or of the first
 format, a file or a compact the models refuse or would convert) raises NotRead, and the hook
@@ -33,18 +33,20 @@ LIGHT_BACKENDS = ("sqlite", "files")
 
 
 class NotRead(Exception):
-    """The store's state cannot be read without the engine: it renders the section instead."""
+    """The store's state cannot be read without the engine: the engine renders the launch
+    context instead."""
 
 
 class KeptCompact(NamedTuple):
-    """What the section shows of a compact (engine/context.py CompactView)."""
+    """What a launch context shows of a compact (engine/context.py CompactView)."""
 
     summary: str
     watermark: dict[str, int]
 
 
 class LaunchState(NamedTuple):
-    """The live index, the compact and the names removed since it, as launches inject them."""
+    """The live index, the compact and the names removed since it, as launches inject them
+    (engine/launching.py's LaunchState, read without the models)."""
 
     records: list[IndexEntry]
     compact: KeptCompact | None
@@ -52,7 +54,7 @@ class LaunchState(NamedTuple):
     compact_digest: str | None
     """The digest of the compact's stored JSON, which its model accepts."""
     unreadable: list[UnreadableRecord]
-    """The live records whose rows do not read: the section names them in one line."""
+    """The live records whose rows do not read: the launch context names them in one line."""
 
 
 def launch_state(settings: Settings, trusted: str | None) -> LaunchState:

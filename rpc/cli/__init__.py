@@ -8,11 +8,11 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from lazy_memory.adapters.config import HOOK_WORDS
+
 if TYPE_CHECKING:
     import argparse
 
-HOOK_WORDS = ("memory", "context", "--hook")
-"""The SessionStart hook's arguments, as `lazy init --claude-code` writes them."""
 MCP_WORDS = ("mcp",)
 """The MCP server's arguments, as `lazy init --claude-code` and `claude mcp add` write them."""
 

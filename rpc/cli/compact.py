@@ -13,25 +13,26 @@ from lazy_memory.rpc.cli.context import show_context
 if TYPE_CHECKING:
     from lazy_memory.engine.compacting import CompactPlan, CompactStatus
     from lazy_memory.engine.compaction import CompactOutcome
-    from lazy_memory.engine.delivery import Delivery
+    from lazy_memory.engine.context import LaunchContext
 
 
 def add_commands(subcommands: Any, parent: argparse.ArgumentParser) -> None:
-    """Add `context` and `compact` under `lazy memory`."""
+    """Add `context` (the launch context) and `compact` under `lazy memory`."""
     context = subcommands.add_parser(
         "context",
         parents=[parent],
-        help="print the memory section a launch injects",
-        description="Print the memory section injected into a builder's or an agent's launch. "
-        "--json adds its size in bytes and the advisory threshold.",
+        help="print the launch context a launch injects",
+        description="Print the launch context injected into a builder's or an agent's launch: "
+        "the memory index and its preamble. --json adds its size in bytes and the advisory "
+        "threshold.",
     )
     context.add_argument("--role", choices=["builder", "agent"], default="builder")
     context.add_argument(
         "--hook",
         action="store_true",
         help="run as Claude Code's SessionStart hook: the role from the environment "
-        "(an agent when LAZY_TASK_ID is set), the section fitted to what the harness shows "
-        "whole, always exit 0",
+        "(an agent when LAZY_TASK_ID is set), the launch context fitted to what the harness "
+        "shows whole, always exit 0",
     )
     context.set_defaults(run=show_context)
 
@@ -91,7 +92,7 @@ async def compact_index(arguments: argparse.Namespace) -> int:
         if not arguments.json:
             print(_plan_line(plan), flush=True)
         outcome = await service.compact(mode)
-        hook = await service.delivery(Role.BUILDER, service.hook_limit_chars)
+        hook = await service.launch_context(Role.BUILDER, service.hook_limit_chars)
     if arguments.json:
         print_json({**outcome.model_dump(mode="json"), "hook": _hook_fit(hook)})
     else:
@@ -100,7 +101,7 @@ async def compact_index(arguments: argparse.Namespace) -> int:
     return 0
 
 
-def _hook_fit(hook: Delivery) -> dict[str, object]:
+def _hook_fit(hook: LaunchContext) -> dict[str, object]:
     return {
         "limit_chars": hook.limit_chars,
         "printed_chars": hook.chars,
@@ -110,7 +111,7 @@ def _hook_fit(hook: Delivery) -> dict[str, object]:
     }
 
 
-def _hook_line(hook: Delivery) -> str:
+def _hook_line(hook: LaunchContext) -> str:
     if hook.limit_chars is None:
         return "Claude Code hook: no limit is configured."
     if not hook.fitted:

@@ -1,16 +1,16 @@
-"""The SessionStart hook, `lazy memory context --hook`: the section a session starts with.
+"""The SessionStart hook, `lazy memory context --hook`: the launch context a session starts with.
 
 Installed by `lazy init --claude-code`, it runs at every session start, on its critical path,
 so it never fails and never hangs: whatever goes wrong (no store, a corrupt or locked one, a
-bad lazy.toml, a daemon or PostgreSQL that is down or mute, a bug) it prints a usable section
-(the index, the empty-store line, or the UNAVAILABLE marker with the error), says why on
-stderr, and exits 0. Its output is fitted to what Claude Code shows of a hook whole
+bad lazy.toml, a daemon or PostgreSQL that is down or mute, a bug) it prints a usable launch
+context (the index, the empty-store line, or the UNAVAILABLE marker with the error), says why
+on stderr, and exits 0. Its output is fitted to what Claude Code shows of a hook whole
 (`[claude_code] hook_limit_chars`, see engine/delivery.py), and it prints nothing when
-`lazy launch` already put the section in the system prompt.
+`lazy launch` already put the launch context in the system prompt.
 
 It is also cheap every time, for a builder and for an agent alike. light_hook answers before
-the command line is even parsed: from the section the last hook of the role kept while the
-store is as it left it (adapters/launch/cache.py), else, on a SQLite or files store, from the
+the command line is even parsed: from the launch context the last hook of the role kept while
+the store is as it left it (adapters/launch/cache.py), else, on a SQLite or files store, from the
 store's plain rows (adapters/launch/state.py), rendered by the engine's one renderer without
 pydantic, asyncio or MemoryService. Only another backend, a bad lazy.toml or a store that
 reads only through the engine takes run_hook, the whole engine, which says what is wrong.
@@ -27,62 +27,61 @@ from typing import TYPE_CHECKING, Any, NoReturn
 from lazy_memory.adapters.config import Settings, settings_or_defaults
 from lazy_memory.rpc.cli.context import (
     LAUNCHED_VARIABLE,
-    launch_delivery,
+    read_launch_context,
     say_unavailable,
     session_role,
     session_role_name,
-    unavailable_delivery,
+    unavailable_launch_context,
 )
 
 if TYPE_CHECKING:
     from lazy_memory.adapters.launch.cache import Kept
-    from lazy_memory.engine.context import Role
-    from lazy_memory.engine.delivery import Delivery
+    from lazy_memory.engine.context import LaunchContext, Role
 
 
 def light_hook() -> bool:
     """The hook without the engine: True once it has answered, False if run_hook must."""
     if os.environ.get(LAUNCHED_VARIABLE):
-        return True  # the section is in the system prompt: nothing to add
+        return True  # the launch context is in the system prompt: nothing to add
     from lazy_memory.adapters.launch.state import LIGHT_BACKENDS
 
     settings, config_error = settings_or_defaults()
     if config_error is not None or settings.backend not in LIGHT_BACKENDS or settings.remote:
         return False
-    from lazy_memory.adapters.launch.cache import Kept, cache_key, keep_section, kept_section
+    from lazy_memory.adapters.launch.cache import Kept, cache_key, keep, read_kept
     from lazy_memory.adapters.launch.log import record_launch
 
     role_name = session_role_name()
     # Taken before the store is read: a write meanwhile leaves a key that will not match.
     key = cache_key(settings, role_name)
-    kept = kept_section(settings, role_name)
-    if kept is not None and kept.key == key:
-        _tell(kept.warnings)
-        _print(kept.text)
-        record_launch(settings.data_dir, "hook", kept.delivery)
+    last = read_kept(settings, role_name)
+    if last is not None and last.key == key:
+        _tell(last.warnings)
+        _print(last.text)
+        record_launch(settings.data_dir, "hook", last.logged)
         return True
     role = session_role()
     printing = _Bounded(role, settings)
     try:
-        delivery, warnings, digest = _light_delivery(role, settings, kept)
+        context, warnings, digest = _light_launch_context(role, settings, last)
     except Exception:  # whatever it is, the engine reads the store and says what is wrong
         printing.cancel()
         return False
-    printing.print(warnings, delivery.text)
-    logged = delivery.as_json()
+    printing.print(warnings, context.text)
+    logged = context.as_json()
     record_launch(settings.data_dir, "hook", logged)
     if key is not None:
-        keep_section(settings, role_name, Kept(key, delivery.text, logged, warnings, digest))
+        keep(settings, role_name, Kept(key, context.text, logged, warnings, digest))
     return True
 
 
 async def run_hook() -> int:
-    """The hook through the engine: the section for the session's role within the hook's limit."""
+    """The hook through the engine: the session's launch context within the hook's limit."""
     if os.environ.get(LAUNCHED_VARIABLE):
         return 0
     import asyncio
 
-    from lazy_memory.adapters.launch.cache import Kept, cache_key, keep_section
+    from lazy_memory.adapters.launch.cache import Kept, cache_key, keep
     from lazy_memory.adapters.launch.log import record_launch
 
     role = session_role()
@@ -91,45 +90,46 @@ async def run_hook() -> int:
     key = None if config_error is not None else cache_key(settings, role.value)
     warnings = _warnings()
     try:
-        settings, delivery = await asyncio.wait_for(
-            launch_delivery(role, settings.hook_limit_chars),
+        settings, context = await asyncio.wait_for(
+            read_launch_context(role, settings.hook_limit_chars),
             timeout=settings.hook_timeout_seconds,
         )
     except TimeoutError:
         _time_out(role, settings)
-    _print(delivery.text)
-    logged = delivery.as_json()
+    _print(context.text)
+    logged = context.as_json()
     record_launch(settings.data_dir, "hook", logged)
-    if key is not None and delivery.available:
-        keep_section(settings, role.value, Kept(key, delivery.text, logged, warnings.said, None))
+    if key is not None and context.available:
+        keep(settings, role.value, Kept(key, context.text, logged, warnings.said, None))
     return 0
 
 
-def _light_delivery(
-    role: Role, settings: Settings, kept: Kept | None
-) -> tuple[Delivery, list[str], str | None]:
-    """The hook's section from the store's plain rows, what its assembly says on stderr, and
-    the digest of the compact it holds (see adapters/launch/state.py)."""
+def _light_launch_context(
+    role: Role, settings: Settings, last: Kept | None
+) -> tuple[LaunchContext, list[str], str | None]:
+    """The hook's launch context from the store's plain rows, what its rendering says on
+    stderr, and the digest of the compact it holds (see adapters/launch/state.py)."""
     from lazy_memory.adapters import read_launch_state
     from lazy_memory.engine.context import launch_context, warnings_of
-    from lazy_memory.engine.delivery import deliver
+    from lazy_memory.engine.delivery import fit
 
-    state = read_launch_state(settings, None if kept is None else kept.compact)
-    context = launch_context(role, *state[:3], settings.warn_bytes, state.unreadable)
-    delivery = deliver(
-        context,
+    state = read_launch_state(settings, None if last is None else last.compact)
+    whole = launch_context(role, *state[:3], settings.warn_bytes, state.unreadable)
+    context = fit(
+        whole,
         state.records,
         settings.hook_limit_chars,
         page_limit=settings.tool_result_limit_chars,
         unreadable=state.unreadable,
     )
-    return delivery, warnings_of(context), state.compact_digest
+    return context, warnings_of(whole), state.compact_digest
 
 
 class _Bounded:
     """The light hook's output, bounded by `[claude_code] hook_timeout_seconds` as run_hook's
     is: a store on a file system that hangs gives the UNAVAILABLE marker in time, printed by a
-    timer thread, and never after the section (one of the two prints, whichever comes first)."""
+    timer thread, and never after the launch context (one of the two prints, whichever comes
+    first)."""
 
     def __init__(self, role: Role, settings: Settings) -> None:
         self._once = threading.Lock()
@@ -138,7 +138,7 @@ class _Bounded:
         self._timer.start()
 
     def print(self, warnings: list[str], text: str) -> None:
-        """Say warnings on stderr and print the section, unless the timer came first."""
+        """Say warnings on stderr and print the launch context, unless the timer came first."""
         self._timer.cancel()
         if not self._once.acquire(blocking=False):
             threading.Event().wait()  # the marker is being printed, and the process ends
@@ -157,17 +157,17 @@ class _Bounded:
 def _time_out(role: Role, settings: Settings) -> NoReturn:
     """Print the marker for a store that did not answer in time, and end the process."""
     error = f"the store did not answer within {settings.hook_timeout_seconds:g} s"
-    delivery = unavailable_delivery(role, settings, error, settings.hook_limit_chars)
-    say_unavailable(delivery)
-    _print(delivery.text)
+    context = unavailable_launch_context(role, settings, error, settings.hook_limit_chars)
+    say_unavailable(context)
+    _print(context.text)
     # A store that hangs may hold a thread that would keep this process alive at exit.
     os._exit(0)
 
 
 def _warnings() -> Any:
-    """A handler on the root logger for what the hook's rendering logs (an over-size section,
+    """A handler on the root logger for what the hook's rendering logs (an over-size launch context,
     an unreadable compact): said on stderr as Python's last-resort handler would, and kept in
-    its `said` to be said again with the section."""
+    its `said` to be said again with the launch context."""
     import logging
 
     class Warnings(logging.Handler):

@@ -1,9 +1,9 @@
-"""`lazy launch claude`: start a Claude Code session with the whole memory section in its prompt.
+"""`lazy launch claude`: start a Claude Code session with the whole launch context in its prompt.
 
 A SessionStart hook's output reaches the model whole only up to 10,000 characters, but a
 file given to `--append-system-prompt-file` is carried whole (3,000,000 characters measured,
 no limit documented). So an orchestrator or a script that starts sessions does it through
-the launcher: it renders the section for the role (the UNAVAILABLE marker if the store
+the launcher: it renders the launch context of the role (the UNAVAILABLE marker if the store
 cannot be read: the session starts anyway), writes it to a private file, and starts
 `claude --append-system-prompt-file FILE [--mcp-config=...] ARGS...` with the role and task
 id in the environment (so the hook and `lazy mcp` agree with it), `LAZY_LAUNCHED=1` (so the
@@ -22,8 +22,9 @@ import argparse
 import os
 from typing import Any
 
+from lazy_memory.adapters.config import TASK_ID_VARIABLE, is_agent
 from lazy_memory.rpc.cli.common import common_flags, print_json
-from lazy_memory.rpc.cli.context import LAUNCHED_VARIABLE, ROLE_VARIABLE, launch_delivery
+from lazy_memory.rpc.cli.context import LAUNCHED_VARIABLE, ROLE_VARIABLE, read_launch_context
 from lazy_memory.rpc.usage import UsageError
 
 CLAUDE_VARIABLE = "LAZY_CLAUDE"
@@ -38,7 +39,7 @@ def add_commands(commands: Any) -> None:
         "launch",
         parents=[common_flags()],
         help="start a Claude Code session with the whole memory index in its system prompt",
-        description="Render the memory section for the role and start Claude Code with it as "
+        description="Render the launch context of the role and start Claude Code with it as "
         "--append-system-prompt-file, lazy's MCP server always loaded (unless the project's "
         ".mcp.json already has it so), the role and task id in its environment and its own "
         "auto memory off. Every argument after -- goes to claude unchanged: "
@@ -63,25 +64,25 @@ def add_commands(commands: Any) -> None:
 
 
 async def run_launch(arguments: argparse.Namespace) -> int:
-    """Render the section, start claude with it, and return claude's exit status."""
+    """Render the launch context, start claude with it, and return claude's exit status."""
     from lazy_memory.adapters.launch.log import record_launch
     from lazy_memory.engine.context import Role
 
     role = Role.AGENT if arguments.task_id is not None else Role(arguments.role or "builder")
     if role is Role.AGENT and arguments.task_id is None:
         raise UsageError("an agent launch needs its task id: add --task-id ID")
-    if role is Role.BUILDER and "LAZY_TASK_ID" in os.environ:
+    if role is Role.BUILDER and is_agent(os.environ):
         from lazy_memory.engine.errors import PermissionDenied
 
         raise PermissionDenied(
             "this session is an agent (LAZY_TASK_ID is set) and may only launch agents: "
             "add --task-id ID"
         )
-    settings, delivery = await launch_delivery(role, None)
-    prompt_file = _write_prompt(delivery.text, role.value)
+    settings, context = await read_launch_context(role, None)
+    prompt_file = _write_prompt(context.text, role.value)
     environment = {LAUNCHED_VARIABLE: "1", ROLE_VARIABLE: role.value, **HARNESS_ENVIRONMENT}
     if arguments.task_id is not None:
-        environment["LAZY_TASK_ID"] = arguments.task_id
+        environment[TASK_ID_VARIABLE] = arguments.task_id
     claude = arguments.claude or os.environ.get(CLAUDE_VARIABLE) or "claude"
     command = [
         claude,
@@ -91,9 +92,9 @@ async def run_launch(arguments: argparse.Namespace) -> int:
         *arguments.arguments,
     ]
     if arguments.print_command:
-        _print_command(arguments, command, environment, prompt_file, delivery.as_json())
+        _print_command(arguments, command, environment, prompt_file, context.as_json())
         return 0
-    record_launch(settings.data_dir, "launch", delivery.as_json())
+    record_launch(settings.data_dir, "launch", context.as_json())
     try:
         return _run(command, {**os.environ, **environment})
     finally:
@@ -115,7 +116,7 @@ def _mcp_config(claude_arguments: list[str]) -> list[str]:
 
 
 def _write_prompt(text: str, role: str) -> str:
-    """The section in a file only this user can read, for claude to read at start."""
+    """The launch context in a file only this user can read, for claude to read at start."""
     import tempfile  # here: building the parser (every command, the hook too) must not pay
 
     descriptor, path = tempfile.mkstemp(prefix=f"lazy-memory-{role}-", suffix=".md")
@@ -167,7 +168,7 @@ def _print_command(
     command: list[str],
     environment: dict[str, str],
     prompt_file: str,
-    delivery: dict[str, Any],
+    context: dict[str, Any],
 ) -> None:
     if arguments.json:
         print_json(
@@ -175,7 +176,8 @@ def _print_command(
                 "command": command,
                 "environment": environment,
                 "prompt_file": prompt_file,
-                "section": {key: value for key, value in delivery.items() if key != "text"},
+                # The JSON field keeps its name, "section": it is the launch context.
+                "section": {key: value for key, value in context.items() if key != "text"},
             }
         )
         return

@@ -35,8 +35,8 @@ def add_commands(commands: Any) -> None:
     parent = common_flags()
     group = commands.add_parser(
         "memory",
-        help="read and write memory records",
-        description="Read and write the store's records: each has a name, a type, a one-line "
+        help="recall and write memory records",
+        description="Recall and write the store's records: each has a name, a type, a one-line "
         "description and a markdown body, and every write is kept in its history.",
     )
     subcommands = add_command_group(group)
@@ -54,9 +54,9 @@ def add_commands(commands: Any) -> None:
     show = subcommands.add_parser(
         "show",
         parents=[parent],
-        help="one record in full",
-        description="Print one record in full. Control, DEL and format characters in it are "
-        r"shown escaped (\x1b, \u202e); --raw prints the body alone, verbatim, for scripts.",
+        help="recall a record and show it in full",
+        description="Recall one record and print it in full. Control, DEL and format characters in "
+        r"it are shown escaped (\x1b, \u202e); --raw prints the body alone, verbatim, for scripts.",
     )
     show.add_argument("name")
     show.add_argument(
@@ -198,7 +198,7 @@ async def save_record(arguments: argparse.Namespace) -> int:
     replacing = False
     async with cli_service() as service:
         try:
-            current = await service.find(arguments.name)
+            current = await service.recall_if_live(arguments.name)
         except UnreadableRecords:
             # A save giving every field replaces it; one that leaves one out fails on it.
             current, replacing = None, True

@@ -67,7 +67,7 @@ class EditorConnection:
         reference = reference_at(document.lines, at.line, at.character, entries.__contains__)
         if reference is None:
             return None
-        record = await self._service.find(reference.name)
+        record = await self._service.recall_if_live(reference.name)
         return None if record is None else (reference, record)
 
     async def completion(

@@ -123,14 +123,15 @@ async def _history(service: MemoryService, params: HistoryParams) -> HistoryResu
 
 
 async def _context(service: MemoryService, params: ContextParams) -> ContextPage:
-    context = await service.context(params.role)
+    context = await service.launch_context(params.role)
+    # The wire's fields of the launch context (wire/memory.py), as they always were.
+    whole = ContextPage.model_validate(context, from_attributes=True)
     if params.page is None:
-        return ContextPage(**context._asdict())
+        return whole
     text, count = page(context.text, params.page_chars, CONTEXT_NEXT_PAGE, params.page)
     if text is None:
         raise InvalidRecord(f"there is no page {params.page}: the section has {count}")
-    update = {"text": text, "page": params.page, "pages": count}
-    return ContextPage(**{**context._asdict(), **update})
+    return whole.model_copy(update={"text": text, "page": params.page, "pages": count})
 
 
 async def _compact(service: MemoryService, params: CompactParams) -> CompactResult:

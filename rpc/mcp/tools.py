@@ -68,11 +68,11 @@ class McpTools:
             return internal_error(error)
 
     async def recall(self, name: str | None, page: int) -> ToolResult:
-        """The index (a page of it), or one record in full."""
+        """The launch context (a page of it), or one record in full."""
         # Models often fill an optional string with "" rather than leaving it out.
         if not name:
-            section = (await self.service.context(self._role)).text
-            shown, total = page_of(section, self._page_limit, RECALL_PAGE, page)
+            text = (await self.service.launch_context(self._role)).text
+            shown, total = page_of(text, self._page_limit, RECALL_PAGE, page)
             if shown is None:
                 raise InvalidRecord(f"there is no page {page}: the index has {total}")
             # Text only: a structured copy is what Claude Code would show, and it is larger.

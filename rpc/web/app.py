@@ -87,7 +87,7 @@ class WebView:
         cached = self._index_pages.get(role)
         if marker is not None and cached is not None and cached[0] == marker:
             return self._html(cached[1], since)
-        context = await self.service.context(role)
+        context = await self.service.launch_context(role)
         entries: Sequence[IndexEntry] = []
         if context.available:
             try:
@@ -115,7 +115,7 @@ class WebView:
             entries = await self.service.history(name)
         except NotFound:
             return HTMLResponse(history.not_found_page(name), 404)
-        live = await self.service.find(name)
+        live = await self.service.recall_if_live(name)
         pair = _pair(request) or history.default_pair(entries)
         return self._html(history.record_page(name, entries, live, pair), since)
 

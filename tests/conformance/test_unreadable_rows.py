@@ -115,8 +115,8 @@ async def test_the_launch_section_lists_the_others_and_names_it_in_one_line(
 ) -> None:
     service = MemoryService(storage, Identity(actor=ALICE), TickingClock(T0))
 
-    section = (await service.context(Role.BUILDER)).text
-    delivered = (await service.delivery(Role.AGENT, 10_000)).text
+    section = (await service.launch_context(Role.BUILDER)).text
+    delivered = (await service.launch_context(Role.AGENT, 10_000)).text
 
     for text in (section, delivered):
         assert "- alpha (project): alpha note\n- zeta (project): zeta note\n" in text
@@ -127,9 +127,9 @@ async def test_the_launch_section_lists_the_others_and_names_it_in_one_line(
 
 async def test_a_fitted_section_names_it_too(storage: Storage, damaged: UnreadableRecord) -> None:
     service = MemoryService(storage, Identity(actor=ALICE), TickingClock(T0))
-    whole = (await service.delivery(Role.BUILDER, None)).text
+    whole = (await service.launch_context(Role.BUILDER, None)).text
 
-    fitted = await service.delivery(Role.BUILDER, len(whole) - 1)
+    fitted = await service.launch_context(Role.BUILDER, len(whole) - 1)
 
     assert fitted.fitted
     assert "(1 memory record could not be read: 'broken'" in fitted.text

@@ -181,13 +181,6 @@ def test_a_store_not_made_yet_keeps_nothing(
     assert not isolated_environment.exists()
 
 
-def test_the_fast_path_is_the_hook_lazy_init_writes() -> None:
-    from lazy_memory.adapters.claude_code.hook import HOOK_WORDS as WRITTEN
-    from lazy_memory.rpc.cli import HOOK_WORDS
-
-    assert HOOK_WORDS == WRITTEN
-
-
 def test_a_store_broken_after_a_kept_section_gives_the_marker(
     lazy: Lazy, isolated_environment: Path, backend: str
 ) -> None:

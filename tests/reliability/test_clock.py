@@ -93,7 +93,7 @@ async def test_writes_stamped_before_the_compact_still_read_as_newer(
     for record in (updated, created):
         assert record.updated_at < compact.generated_at
     assert same_time.updated_at == compact.generated_at
-    context = await service.context(Role.AGENT)
+    context = await service.launch_context(Role.AGENT)
     section = parse_compacted(context.text, compact.summary)
     assert section.written_since == index_lines([created, updated, same_time])
     assert section.removed_since == ["note-1"]
@@ -116,7 +116,7 @@ async def test_a_record_removed_then_saved_again_reads_as_new(storage: Storage) 
 
     clock.moment = NOON - timedelta(hours=1)
     await service.remove("note-3")
-    removed = await service.context(Role.AGENT)
+    removed = await service.launch_context(Role.AGENT)
     revived = await service.save(
         "note-3", type=before.type, description=before.description, body=before.body
     )
@@ -124,7 +124,7 @@ async def test_a_record_removed_then_saved_again_reads_as_new(storage: Storage) 
     assert parse_compacted(removed.text, compact.summary).removed_since == ["note-3"]
     # Identical content, but a new revision: the compact covered revision 1, this is 3.
     assert (before.revision, revived.revision) == (1, 3)
-    section = parse_compacted((await service.context(Role.AGENT)).text, compact.summary)
+    section = parse_compacted((await service.launch_context(Role.AGENT)).text, compact.summary)
     assert section.written_since == index_lines([revived])
     assert section.removed_since == []
     entries = await service.history("note-3")
@@ -139,7 +139,7 @@ async def test_a_record_removed_then_saved_again_reads_as_new(storage: Storage) 
     recompacted = (await service.compact(Mode.MECHANICAL)).compact
     assert recompacted.watermark["note-3"] == 3
     await service.remove("note-3")
-    section = parse_compacted((await service.context(Role.AGENT)).text, recompacted.summary)
+    section = parse_compacted((await service.launch_context(Role.AGENT)).text, recompacted.summary)
     assert (section.written_since, section.removed_since) == ([], ["note-3"])
 
 
@@ -238,7 +238,7 @@ async def apply(
 
 async def check_section(service: MemoryService, model: Model) -> None:
     records = [model.live[name] for name in sorted(model.live)]
-    text = (await service.context(Role.AGENT)).text
+    text = (await service.launch_context(Role.AGENT)).text
     if model.compact is None or model.watermark is None:
         assert parse_plain(text).records == index_lines(records)
         return

@@ -114,7 +114,7 @@ async def render_and_read_back(
                     content, actor=IMPORT_ACTOR, at=SystemClock().now(), operation=Operation.IMPORT
                 )
             records = await service.list_records()
-            context = await service.context(Role.AGENT)
+            context = await service.launch_context(Role.AGENT)
             section = parse_plain(context.text)
             assert section.records == index_lines(records)
             assert section.empty == (records == [])
@@ -130,7 +130,7 @@ async def render_and_read_back(
                 await service.remove(name)
             records = await service.list_records()
             compact = compacted.compact
-            context = await service.context(Role.BUILDER)
+            context = await service.launch_context(Role.BUILDER)
             section = parse_compacted(context.text, compact.summary)
             newer = [r for r in records if compact.watermark.get(r.name) != r.revision]
             assert section.written_since == index_lines(newer)

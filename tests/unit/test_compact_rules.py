@@ -124,7 +124,7 @@ async def walk(memory: MemoryService) -> list[Remedy]:
             await assert_compacting_cannot_help(memory, diagnosis)
         await run_remedy(memory, diagnosis)
         if diagnosis.remedy is not Remedy.CURATE:
-            assert (await memory.context(MEASURED_ROLE)).bytes < diagnosis.bytes
+            assert (await memory.launch_context(MEASURED_ROLE)).bytes < diagnosis.bytes
         taken.append(diagnosis.remedy)
     return taken
 
@@ -135,7 +135,7 @@ async def assert_compacting_cannot_help(memory: MemoryService, diagnosis: Diagno
         await memory.compact(Mode.AUTO)
     except CompactRejected:
         return
-    assert (await memory.context(MEASURED_ROLE)).bytes == diagnosis.bytes
+    assert (await memory.launch_context(MEASURED_ROLE)).bytes == diagnosis.bytes
 
 
 @pytest.mark.parametrize(("state", "remedies"), STATES, ids=[s.__name__ for s, _ in STATES])
@@ -175,7 +175,7 @@ async def test_auto_never_replaces_a_small_compact_with_a_bigger_mechanical_one(
 ) -> None:
     await behind_cheaper_than_a_recompact(storage)
     old = await storage.get_compact()
-    injected = (await service(storage).context(MEASURED_ROLE)).bytes
+    injected = (await service(storage).launch_context(MEASURED_ROLE)).bytes
 
     with pytest.raises(CompactRejected) as error:
         await service(storage).compact(Mode.AUTO)
@@ -250,7 +250,7 @@ async def test_the_over_threshold_line_is_logged_at_every_launch_of_one_engine(
 
     with caplog.at_level(logging.WARNING):
         for _ in range(3):
-            await memory.context(Role.BUILDER)  # the same section, from the engine's cache
-        await memory.delivery(Role.AGENT, 10_000)
+            await memory.launch_context(Role.BUILDER)  # the same section, from the engine's cache
+        await memory.launch_context(Role.AGENT, 10_000)
 
     assert [r.message for r in caplog.records].count(OVER_THRESHOLD_LOG) == 4

@@ -156,7 +156,7 @@ async def test_rule_2_injection_is_the_compact_plus_every_later_write(
     )
     added = await memory.save("brand-new", type="project", description="Saved after", body="")
 
-    text = (await memory.context(Role.AGENT)).text
+    text = (await memory.launch_context(Role.AGENT)).text
 
     summary_part, newer_part = text.split(WRITTEN_SINCE)
     assert "Themes: " in summary_part
@@ -201,8 +201,8 @@ async def test_rule_4_over_the_threshold_nothing_is_truncated_and_builders_get_a
     records = await fill(memory, 60)
 
     with caplog.at_level(logging.WARNING):
-        builder = await memory.context(Role.BUILDER)
-        agent = await memory.context(Role.AGENT)
+        builder = await memory.launch_context(Role.BUILDER)
+        agent = await memory.launch_context(Role.AGENT)
 
     assert builder.over_threshold
     assert agent.over_threshold
@@ -219,7 +219,7 @@ async def test_rule_4_under_the_threshold_there_is_no_pointer(storage: SqliteSto
     memory = service(storage)
     await fill(memory, 5)
 
-    context = await memory.context(Role.BUILDER)
+    context = await memory.launch_context(Role.BUILDER)
 
     assert not context.over_threshold
     assert DOCTOR_POINTER not in context.text
@@ -323,7 +323,7 @@ async def test_names_the_summary_omits_are_appended_verbatim_and_reported(
     assert len(omitted) == 3
     tail = outcome.compact.summary.split(NOT_COVERED)[1]
     assert tail.strip().splitlines() == [index_line(record) for record in omitted]
-    text = (await memory.context(Role.AGENT)).text
+    text = (await memory.launch_context(Role.AGENT)).text
     assert all(record.name in text for record in records)
 
 
@@ -354,11 +354,11 @@ async def test_an_unreadable_store_gives_the_marker_never_the_empty_index(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     files = await FileStorage.open(tmp_path)
-    empty = await service(files).context(Role.AGENT)
+    empty = await service(files).launch_context(Role.AGENT)
     (tmp_path / "memories.json").write_text("{not json")
 
     with caplog.at_level(logging.ERROR):
-        broken = await service(files).context(Role.AGENT)
+        broken = await service(files).launch_context(Role.AGENT)
 
     assert broken.text.startswith("MEMORY INDEX UNAVAILABLE (the store at ")
     assert "Retry with lazy_memory_recall()" in broken.text

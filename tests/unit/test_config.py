@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from lazy_memory.adapters.config import load_settings, settings_or_defaults
+from lazy_memory.adapters.config import is_agent, load_settings, settings_or_defaults
 from lazy_memory.engine.errors import InvalidConfig
 
 
@@ -123,6 +123,7 @@ def test_any_task_id_that_is_set_makes_an_agent_even_with_a_bad_lazy_toml(
 ) -> None:
     environ = {"LAZY_TASK_ID": task_id}
 
+    assert is_agent(environ)
     assert load_settings(project, environ).task_id == task_id
     (project / "lazy.toml").write_text("[memory]\nwarn_bytes = -1\n")
     fallback, error = settings_or_defaults(project, environ)
@@ -131,5 +132,6 @@ def test_any_task_id_that_is_set_makes_an_agent_even_with_a_bad_lazy_toml(
 
 
 def test_no_task_id_is_a_builder(project: Path) -> None:
+    assert not is_agent({"LAZY_ROLE": "agent"})  # a launcher's role, not agent-ness
     assert load_settings(project, environ={}).task_id is None
     assert settings_or_defaults(project, environ={})[0].task_id is None

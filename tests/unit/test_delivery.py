@@ -1,5 +1,5 @@
-"""What a channel carries of the section: whole, fitted to a hook's limit, or in pages; and
-a fitted section's last line, which names the one call or the pages that read the rest."""
+"""What a channel carries of a launch context: whole, fitted to a hook's limit, or in pages;
+and a fitted one's last line, which names the one call or the pages that read the rest."""
 
 from __future__ import annotations
 
@@ -12,13 +12,13 @@ from lazy_memory.engine.context import (
     DOCTOR_POINTER,
     PREAMBLES,
     Role,
+    harness_length,
     launch_context,
     unavailable_context,
 )
 from lazy_memory.engine.delivery import (
     RECALL_PAGE,
-    deliver,
-    harness_length,
+    fit,
     page_count,
     pages,
     priority_order,
@@ -56,7 +56,7 @@ def delivered(
     page_limit: int = TOOL_RESULT_LIMIT_CHARS,
 ):
     context = launch_context(role, records, None, [], warn)
-    return deliver(context, records, limit, page_limit=page_limit)
+    return fit(context, records, limit, page_limit=page_limit)
 
 
 def closing_line(text: str) -> str:
@@ -69,36 +69,36 @@ def test_a_section_that_fits_is_carried_unchanged() -> None:
     records = entries(20)
     context = launch_context(Role.AGENT, records, None, [], 10**9)
 
-    delivery = deliver(context, records, 10_000, page_limit=TOOL_RESULT_LIMIT_CHARS)
+    carried = fit(context, records, 10_000, page_limit=TOOL_RESULT_LIMIT_CHARS)
 
-    assert delivery.text == context.text
-    assert (delivery.fitted, delivery.listed, delivery.records) == (False, 20, 20)
-    assert delivery.newest is not None
-    assert delivery.newest.name == "record-0019"
-    assert delivery.newest.listed
+    assert carried.text == context.text
+    assert (carried.fitted, carried.listed, carried.records) == (False, 20, 20)
+    assert carried.newest is not None
+    assert carried.newest.name == "record-0019"
+    assert carried.newest.listed
 
 
 def test_a_section_over_the_limit_lists_whole_lines_in_priority_order_within_it() -> None:
     records = entries(300)
 
-    delivery = delivered(records, 10_000)
+    carried = delivered(records, 10_000)
 
-    assert delivery.fitted
-    assert delivery.chars <= 10_000
-    assert delivery.text.startswith(PREAMBLES[Role.AGENT] + "\n\n")
-    lines = [line for line in delivery.text.splitlines() if line.startswith("- ")]
-    assert len(lines) == delivery.listed
-    assert 0 < delivery.listed < 300
+    assert carried.fitted
+    assert carried.chars <= 10_000
+    assert carried.text.startswith(PREAMBLES[Role.AGENT] + "\n\n")
+    lines = [line for line in carried.text.splitlines() if line.startswith("- ")]
+    assert len(lines) == carried.listed
+    assert 0 < carried.listed < 300
     # Whole lines only, and the first ones in priority order: user, then feedback, newest first.
-    expected = [index_line(record) for record in priority_order(records)][: delivery.listed]
+    expected = [index_line(record) for record in priority_order(records)][: carried.listed]
     assert lines == expected
     assert lines[0].startswith("- record-0296 (user)")
-    closing = delivery.text.rstrip("\n").splitlines()[-1]
-    assert closing.startswith(f"({300 - delivery.listed:,} of 300 memory records are not listed")
+    closing = carried.text.rstrip("\n").splitlines()[-1]
+    assert closing.startswith(f"({300 - carried.listed:,} of 300 memory records are not listed")
     assert "10,000 characters" in closing
     assert "lazy_memory_recall(), which returns every record's line in one call" in closing
-    assert delivery.newest is not None
-    assert delivery.newest.name == "record-0299"
+    assert carried.newest is not None
+    assert carried.newest.name == "record-0299"
 
 
 def test_priority_is_by_type_then_newest_then_name() -> None:
@@ -123,40 +123,40 @@ def test_the_limit_counts_utf16_code_units_as_claude_code_does() -> None:
     assert harness_length("🚀") == 2
     records = entries(200, description="배포 절차 🚀🚀 스테이징 서버에 올리는 방법 🚀")
 
-    delivery = delivered(records, 10_000)
+    carried = delivered(records, 10_000)
 
-    assert delivery.fitted
-    assert harness_length(delivery.text) <= 10_000
-    assert len(delivery.text.encode("utf-16-le")) // 2 == delivery.chars
+    assert carried.fitted
+    assert harness_length(carried.text) <= 10_000
+    assert len(carried.text.encode("utf-16-le")) // 2 == carried.chars
 
 
 def test_a_builders_fitted_section_keeps_the_doctor_pointer_within_the_limit() -> None:
     records = entries(300)
 
-    delivery = delivered(records, 10_000, role=Role.BUILDER, warn=4096)
+    carried = delivered(records, 10_000, role=Role.BUILDER, warn=4096)
 
-    assert delivery.chars <= 10_000
-    assert delivery.text.startswith(PREAMBLES[Role.BUILDER] + "\n\n")
-    assert delivery.text.endswith(DOCTOR_POINTER + "\n")
+    assert carried.chars <= 10_000
+    assert carried.text.startswith(PREAMBLES[Role.BUILDER] + "\n\n")
+    assert carried.text.endswith(DOCTOR_POINTER + "\n")
 
 
 def test_an_unavailable_marker_with_a_huge_error_still_fits() -> None:
     context = unavailable_context(Role.BUILDER, "x" * 50_000, 4096)
 
-    delivery = deliver(context, [], 10_000, page_limit=TOOL_RESULT_LIMIT_CHARS)
+    carried = fit(context, [], 10_000, page_limit=TOOL_RESULT_LIMIT_CHARS)
 
-    assert delivery.chars <= 10_000
-    assert delivery.text.startswith("MEMORY INDEX UNAVAILABLE (xxx")
-    assert "Retry with lazy_memory_recall()" in delivery.text
-    assert not delivery.available
+    assert carried.chars <= 10_000
+    assert carried.text.startswith("MEMORY INDEX UNAVAILABLE (xxx")
+    assert "Retry with lazy_memory_recall()" in carried.text
+    assert not carried.available
 
 
 def test_an_empty_store_is_carried_as_the_empty_section() -> None:
-    delivery = delivered([], 10_000)
+    carried = delivered([], 10_000)
 
-    assert "No memory records have been saved" in delivery.text
-    assert not delivery.fitted
-    assert delivery.available
+    assert "No memory records have been saved" in carried.text
+    assert not carried.fitted
+    assert carried.available
 
 
 @pytest.mark.parametrize("limit", [2_000, 10_000])
@@ -193,10 +193,10 @@ def test_the_closing_line_names_one_call_when_the_section_is_one_tool_result(rol
     section = launch_context(role, records, None, [], 4096).text
     limit = one_page_limit(section)
 
-    delivery = delivered(records, HOOK_LIMIT, role, 4096, page_limit=limit)
+    carried = delivered(records, HOOK_LIMIT, role, 4096, page_limit=limit)
 
     assert len(pages(section, limit, RECALL_PAGE)) == page_count(section, limit, RECALL_PAGE) == 1
-    assert closing_line(delivery.text).endswith(
+    assert closing_line(carried.text).endswith(
         "Read the whole index with lazy_memory_recall(), which returns every record's line in "
         'one call, or search it with lazy_search(query="in:memories ...").)'
     )
@@ -239,10 +239,10 @@ def test_at_the_default_limits_recall_needs_two_pages_at_five_thousand_records(
     ]
     section = launch_context(Role.BUILDER, records, None, [], 4096).text
 
-    delivery = delivered(records, HOOK_LIMIT, Role.BUILDER, 4096)
+    carried = delivered(records, HOOK_LIMIT, Role.BUILDER, 4096)
 
     assert len(pages(section, TOOL_RESULT_LIMIT_CHARS, RECALL_PAGE)) == calls
-    closing = closing_line(delivery.text)
+    closing = closing_line(carried.text)
     if calls == 1:
         assert "lazy_memory_recall(), which returns every record's line in one call" in closing
     else:

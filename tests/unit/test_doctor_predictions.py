@@ -88,7 +88,7 @@ async def walk(memory: MemoryService) -> list[str]:
             assert COMMANDS[diagnosis.remedy] in diagnosis.advice
         done = await run_remedy(memory, diagnosis)
         if diagnosis.remedy in (Remedy.COMPACT, Remedy.CLEAR):
-            assert (await memory.context(Role.AGENT)).bytes < diagnosis.bytes
+            assert (await memory.launch_context(Role.AGENT)).bytes < diagnosis.bytes
         taken.append(done)
     return taken
 

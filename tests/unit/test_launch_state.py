@@ -18,7 +18,7 @@ from lazy_memory.adapters import open_storage, read_launch_state
 from lazy_memory.adapters.config import Settings
 from lazy_memory.adapters.launch.state import NotRead
 from lazy_memory.engine.compaction import mechanical_summary, new_compact
-from lazy_memory.engine.injected import injected_state
+from lazy_memory.engine.launching import launch_state
 from lazy_memory.engine.records import Actor, ActorKind, RecordContent, RecordType
 
 T0 = datetime(2026, 11, 30, 8, 0, tzinfo=UTC)
@@ -62,7 +62,7 @@ async def test_the_state_is_what_the_engine_reads(settings: Settings) -> None:
     await compacted(settings)
     storage = await open_storage(settings)
     try:
-        engine = await injected_state(storage)
+        engine = await launch_state(storage)
     finally:
         await storage.aclose()
 

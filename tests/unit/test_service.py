@@ -186,8 +186,8 @@ async def test_the_context_is_assembled_again_only_after_a_write(storage: Sqlite
     service = MemoryService(counting, BUILDER, FixedClock())  # type: ignore[arg-type]
     await service.save("first", type="project", description="the first", body="b")
 
-    first = await service.context(Role.AGENT)
-    again = await service.context(Role.BUILDER)
+    first = await service.launch_context(Role.AGENT)
+    again = await service.launch_context(Role.BUILDER)
     assert counting.index_reads == 1
     assert again.text.removeprefix(PREAMBLES[Role.BUILDER]) == first.text.removeprefix(
         PREAMBLES[Role.AGENT]
@@ -195,7 +195,7 @@ async def test_the_context_is_assembled_again_only_after_a_write(storage: Sqlite
     assert again.role is Role.BUILDER
 
     await service.save("second", type="project", description="the second", body="b")
-    after = await service.context(Role.AGENT)
+    after = await service.launch_context(Role.AGENT)
     assert counting.index_reads == 2
     assert "- second (project): the second" in after.text
 
@@ -206,24 +206,24 @@ async def test_the_context_shows_at_once_what_another_process_wrote(tmp_path: Pa
     try:
         service = MemoryService(storage, BUILDER, FixedClock())
         await service.save("mine", type="project", description="saved here", body="b")
-        assert (await service.context(Role.AGENT)).text.count("\n- ") == 1
+        assert (await service.launch_context(Role.AGENT)).text.count("\n- ") == 1
 
         await elsewhere(path, "save", "theirs")
-        context = await service.context(Role.AGENT)
+        context = await service.launch_context(Role.AGENT)
         assert "- theirs (user): saved elsewhere as theirs" in context.text
 
         await elsewhere(path, "rm", "mine")
-        context = await service.context(Role.AGENT)
+        context = await service.launch_context(Role.AGENT)
         assert "- mine (project)" not in context.text
         assert "- theirs (user)" in context.text
 
         await elsewhere(path, "compact", "theirs")
-        context = await service.context(Role.AGENT)
+        context = await service.launch_context(Role.AGENT)
         assert context.compacted
         assert "- theirs: summarized elsewhere" in context.text
 
         await elsewhere(path, "clear")
-        context = await service.context(Role.AGENT)
+        context = await service.launch_context(Role.AGENT)
         assert not context.compacted
         assert "- theirs (user): saved elsewhere as theirs" in context.text
     finally:
@@ -234,11 +234,11 @@ async def test_an_unreadable_store_is_never_served_from_the_cache(tmp_path: Path
     storage = await SqliteStorage.open(tmp_path / "memory.db")
     service = MemoryService(storage, BUILDER, FixedClock())
     await service.save("n", type="project", description="d", body="b")
-    assert (await service.context(Role.AGENT)).available
+    assert (await service.launch_context(Role.AGENT)).available
 
     await storage.aclose()
 
-    context = await service.context(Role.AGENT)
+    context = await service.launch_context(Role.AGENT)
     assert not context.available
     assert context.text.startswith("MEMORY INDEX UNAVAILABLE")
 
@@ -249,9 +249,9 @@ async def test_each_role_gets_its_own_framing_from_the_cached_context(
     service = MemoryService(storage, BUILDER, FixedClock(), warn_bytes=10)
     await service.save("n", type="project", description="d", body="b")
 
-    agent = await service.context(Role.AGENT)
-    builder = await service.context(Role.BUILDER)
-    agent_again = await service.context(Role.AGENT)
+    agent = await service.launch_context(Role.AGENT)
+    builder = await service.launch_context(Role.BUILDER)
+    agent_again = await service.launch_context(Role.AGENT)
 
     assert builder.text.startswith(PREAMBLES[Role.BUILDER])
     assert agent.text.startswith(PREAMBLES[Role.AGENT])

@@ -121,7 +121,7 @@ def test_with_lazy_on_the_path_the_section_is_lazys_byte_for_byte(
 def test_the_command_runs_lazy_with_the_words_the_cli_answers_first_and_the_event(
     project: Path, script: Path, tmp_path: Path
 ) -> None:
-    from lazy_memory.rpc.cli import HOOK_WORDS
+    from lazy_memory.adapters.config import HOOK_WORDS
 
     command = set_up(project, script)
     record = tmp_path / "argv"

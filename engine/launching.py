@@ -1,5 +1,5 @@
-"""What launches inject, read from the store: the state a section is assembled from, read in
-one go, the launch contexts cached under the store's change marker, and a channel's delivery.
+"""Launch contexts read from the store: the state one is rendered from, read in one go, the
+whole ones cached under the store's change marker, and one fitted to a channel's limit.
 
 A store that cannot be read gives the UNAVAILABLE marker (and an error in the log), which no
 model can mistake for an empty store; a compact that cannot be read gives the plain index;
@@ -23,7 +23,7 @@ from lazy_memory.engine.context import (
     unavailable_context,
     warnings_of,
 )
-from lazy_memory.engine.delivery import Delivery, deliver
+from lazy_memory.engine.delivery import fit
 from lazy_memory.engine.errors import LazyMemoryError, StorageUnavailable
 from lazy_memory.engine.index import IndexEntry, UnreadableRecord
 from lazy_memory.engine.ports import fold_index, read_partly
@@ -36,19 +36,20 @@ if TYPE_CHECKING:
 logger = logging.getLogger("lazy_memory.engine.service")
 
 
-class InjectedState(NamedTuple):
-    """What a launch's section is assembled from, read from the store in one go."""
+class LaunchState(NamedTuple):
+    """What a launch context is rendered from, read from the store in one go (the launch
+    hook reads the same without the engine: adapters/launch/state.py)."""
 
     records: list[IndexEntry]
     compact: Compact | None
     removed: list[str]
     compact_error: str | None
-    """Why the compact slot could not be read; the section is then the plain index."""
+    """Why the compact slot could not be read; the launch context is then the plain index."""
     unreadable: Sequence[UnreadableRecord] = ()
     """The live records the store holds but could not read (only when read partly)."""
 
 
-async def injected_state(storage: Storage, *, partly: bool = False) -> InjectedState:
+async def launch_state(storage: Storage, *, partly: bool = False) -> LaunchState:
     """The live index, the compact and what was removed since it, as launches inject them.
 
     partly: records the store cannot read are left out and named in unreadable, as a launch
@@ -58,7 +59,7 @@ async def injected_state(storage: Storage, *, partly: bool = False) -> InjectedS
         records, unreadable = await read_partly(storage.list_index())
     else:
         records, unreadable = await storage.list_index(), []
-    return InjectedState(records, *(await _compact_state(storage)), unreadable)
+    return LaunchState(records, *(await _compact_state(storage)), unreadable)
 
 
 async def _compact_state(storage: Storage) -> tuple[Compact | None, list[str], str | None]:
@@ -78,20 +79,21 @@ async def _compact_state(storage: Storage) -> tuple[Compact | None, list[str], s
 
 
 class LaunchContexts:
-    """The last launch contexts (by role) and the store's change marker they were read under."""
+    """The last whole launch contexts (by role) and the store's change marker they were read
+    under."""
 
     def __init__(self) -> None:
         self._cached: tuple[str, dict[Role, LaunchContext]] | None = None
 
     def forget(self) -> None:
-        """Let go of the cached contexts; the next context() assembles its section again."""
+        """Let go of the cached launch contexts; the next whole() renders its own again."""
         self._cached = None
 
-    async def context(self, storage: Storage, role: Role, warn_bytes: int) -> LaunchContext:
-        """The memory section for a launch of role; never raises, never blocks the launch.
+    async def whole(self, storage: Storage, role: Role, warn_bytes: int) -> LaunchContext:
+        """The launch context of role, whole; never raises, never blocks the launch.
 
-        The section is assembled again only when the store's change marker has moved, so a
-        write by any process shows at once.
+        It is rendered again only when the store's change marker has moved, so a write by
+        any process shows at once.
         """
         try:
             context = await self._current(storage, role, warn_bytes)
@@ -102,10 +104,10 @@ class LaunchContexts:
         return context
 
     async def _current(self, storage: Storage, role: Role, warn_bytes: int) -> LaunchContext:
-        """The context as the store holds it now, assembled again only if it was written.
+        """The launch context as the store holds it now, rendered again only if it was written.
 
         The marker is read before the state it guards: a write landing in between leaves a
-        newer context under an older marker, which the next call reads again.
+        newer launch context under an older marker, which the next call reads again.
         """
         marker = await storage.change_marker()
         if self._cached is not None and self._cached[0] == marker:
@@ -113,44 +115,45 @@ class LaunchContexts:
             if role not in contexts:
                 contexts[role] = reframed(next(iter(contexts.values())), role)
             return contexts[role]
-        # Let go of the old section before assembling the new one: at 100,000 records each
-        # is megabytes.
+        # Let go of the old text before rendering the new one: at 100,000 records each is
+        # megabytes.
         self._cached = None
         compact, removed, _ = await _compact_state(storage)
         # Assembled as the store hands the index over, a batch at a time: the entries are
-        # never held all at once beside the section (ports.IndexFolding).
-        section, unreadable = await read_partly(
+        # never held all at once beside the text (ports.IndexFolding).
+        lines, unreadable = await read_partly(
             fold_index(storage, lambda batches: opened(role, batches, compact, removed))
         )
-        context = finished(role, section, unreadable, warn_bytes)
+        context = finished(role, lines, unreadable, warn_bytes)
         self._cached = (marker, {role: context})
         return context
 
 
-async def delivery(
-    storage: Storage, role: Role, limit_chars: int | None, warn_bytes: int, page_limit: int
-) -> Delivery:
-    """The section for a channel that shows at most limit_chars whole; never raises.
+async def fitted(
+    storage: Storage, role: Role, limit_chars: int, warn_bytes: int, page_limit: int
+) -> LaunchContext:
+    """The launch context of role for a channel that shows at most limit_chars whole; never
+    raises.
 
-    The same section as a launch context when it fits; else the fitted one (see
-    engine/delivery.py), whose last line names lazy_memory_recall's pages of page_limit
-    characters. The store is read once, uncached: this is a launch hook's one question in a
-    process of its own.
+    The whole one when it fits; else the fitted one (see engine/delivery.py), whose last line
+    names lazy_memory_recall's pages of page_limit characters. The store is read once,
+    uncached: this is a launch hook's one question in a process of its own.
     """
     try:
-        state = await injected_state(storage, partly=True)
+        state = await launch_state(storage, partly=True)
     except LazyMemoryError as error:
         logger.error("memory context unavailable: %s", error)
         context = unavailable_context(role, str(error), warn_bytes)
-        return deliver(context, [], limit_chars, page_limit=page_limit)
+        return fit(context, [], limit_chars, page_limit=page_limit)
     context = launch_context(role, *state[:3], warn_bytes, state.unreadable)
     _warn_if_over(context)
-    return deliver(
+    return fit(
         context, state.records, limit_chars, page_limit=page_limit, unreadable=state.unreadable
     )
 
 
 def _warn_if_over(context: LaunchContext) -> None:
-    """Log the advisory size line each time a section over it is assembled (every launch)."""
+    """Log the advisory size line each time a launch context over it is rendered (every
+    launch)."""
     for line in warnings_of(context):
         logger.warning(line)
