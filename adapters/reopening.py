@@ -55,9 +55,9 @@ class ReopeningStorage:
         """The real store's marker."""
         return await (await self._store()).change_marker()
 
-    async def get_record(self, name: str) -> Record:
+    async def recall_record(self, name: str) -> Record:
         """The live record called name."""
-        return await (await self._store()).get_record(name)
+        return await (await self._store()).recall_record(name)
 
     async def save_record(
         self,

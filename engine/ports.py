@@ -48,7 +48,7 @@ class Storage(Protocol):
         """
         ...
 
-    async def get_record(self, name: str) -> Record:
+    async def recall_record(self, name: str) -> Record:
         """The live record called name; NotFound if it never existed or was removed."""
         ...
 

@@ -119,14 +119,14 @@ class MemoryService:
         """One live record in full, found by any spelling of its name (engine/names.py);
         NotFound says so when the name is a removed record's, and how to revive it."""
         try:
-            return await by_any_spelling(name, self.storage, self.storage.get_record)
+            return await by_any_spelling(name, self.storage, self.storage.recall_record)
         except NotFound as error:
             raise await saving.missing(self.storage, name, error) from None
 
     async def find(self, name: str) -> Record | None:
         """One live record in full, or None when there is none by that name."""
         try:
-            return await by_any_spelling(name, self.storage, self.storage.get_record)
+            return await by_any_spelling(name, self.storage, self.storage.recall_record)
         except NotFound:
             return None
 

@@ -145,7 +145,7 @@ class RemoteStorage:
         """The daemon's store's change marker."""
         return (await self._call(names.STORAGE_CHANGE_MARKER, NoParams(), MarkerResult)).marker
 
-    async def get_record(self, name: str) -> Record:
+    async def recall_record(self, name: str) -> Record:
         """The live record called name."""
         return await self._call(names.STORAGE_GET_RECORD, NameParams(name=name), Record)
 

@@ -52,8 +52,8 @@ async def _change_marker(storage: Storage, _: NoParams) -> MarkerResult:
     return MarkerResult(marker=await storage.change_marker())
 
 
-async def _get_record(storage: Storage, params: NameParams) -> Record:
-    return await storage.get_record(params.name)
+async def _recall_record(storage: Storage, params: NameParams) -> Record:
+    return await storage.recall_record(params.name)
 
 
 async def _save_record(storage: Storage, params: SaveRecordParams) -> Record:
@@ -122,7 +122,7 @@ STORAGE_METHODS: dict[str, Method[Storage, Any, Any]] = {
         Method(names.STORAGE_LIST_RECORDS, NoParams, RecordsResult, _list_records),
         Method(names.STORAGE_LIST_INDEX, NoParams, IndexResult, _list_index),
         Method(names.STORAGE_CHANGE_MARKER, NoParams, MarkerResult, _change_marker),
-        Method(names.STORAGE_GET_RECORD, NameParams, Record, _get_record),
+        Method(names.STORAGE_GET_RECORD, NameParams, Record, _recall_record),
         Method(names.STORAGE_SAVE_RECORD, SaveRecordParams, Record, _save_record),
         Method(names.STORAGE_REMOVE_RECORD, RemoveRecordParams, HistoryEntry, _remove_record),
         Method(names.STORAGE_HISTORY, HistoryParams, EntriesResult, _history),
