@@ -34,7 +34,7 @@ def content(
     return RecordContent(name=name, type=type, description=description, body=body)
 
 
-async def test_create_then_get_and_list(storage: Storage) -> None:
+async def test_create_then_recall_and_list(storage: Storage) -> None:
     saved = await storage.save_record(content(), actor=ALICE, at=T0)
 
     assert saved.revision == 1
