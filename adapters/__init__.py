@@ -78,12 +78,17 @@ async def open_storage_anyway(settings: Settings, config_error: LazyMemoryError 
     again at each try, so fixing the file is enough.
     """
     from lazy_memory.adapters.config import load_settings
-    from lazy_memory.adapters.reopening import open_or_reopening
 
     async def opener() -> Storage:
         return await open_storage(settings if config_error is None else load_settings())
 
-    return await open_or_reopening(opener)
+    try:
+        return await opener()
+    except LazyMemoryError as error:
+        # Imported only now: a store that opens never pays for the storage contract's models.
+        from lazy_memory.adapters.reopening import reopening_store
+
+        return reopening_store(opener, error)
 
 
 def service_factory(settings: Settings, storage: Storage) -> Callable[[Identity], MemoryService]:

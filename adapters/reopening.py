@@ -14,22 +14,22 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable, Mapping
-from datetime import datetime
+from collections.abc import Awaitable, Callable
 
-from lazy_memory.engine.compact import Compact
 from lazy_memory.engine.errors import LazyMemoryError, StorageUnavailable
-from lazy_memory.engine.index import IndexEntry, UnreadableRecord
 from lazy_memory.engine.ports import Storage
-from lazy_memory.engine.records import Actor, HistoryEntry, Operation, Record, RecordContent
-from lazy_memory.engine.search_model import SearchHit, SearchQuery
+from lazy_memory.wire.storage_contract import ArgsP, ForwardingStorage, ReturnT, StorageMethod
 
 logger = logging.getLogger(__name__)
 Opener = Callable[[], Awaitable[Storage]]
 
 
-class ReopeningStorage:
-    """A Storage that opens the real one on first use, and tries again after each failure."""
+class ReopeningStorage(ForwardingStorage):
+    """A Storage that opens the real one on first use, and tries again after each failure.
+
+    Each port method is a row of the storage contract (wire/storage_contract.py), called on
+    the real store by _forward.
+    """
 
     def __init__(self, opener: Opener, first_error: LazyMemoryError) -> None:
         self._opener = opener
@@ -43,76 +43,11 @@ class ReopeningStorage:
         """Whether the real store has been opened."""
         return self._storage is not None
 
-    async def list_records(self) -> list[Record]:
-        """Every live record, ordered by name."""
-        return await (await self._store()).list_records()
-
-    async def list_index(self) -> list[IndexEntry]:
-        """Every live record's index entry, ordered by name."""
-        return await (await self._store()).list_index()
-
-    async def change_marker(self) -> str:
-        """The real store's marker."""
-        return await (await self._store()).change_marker()
-
-    async def get_record(self, name: str) -> Record:
-        """The live record called name."""
-        return await (await self._store()).get_record(name)
-
-    async def save_record(
-        self,
-        content: RecordContent,
-        *,
-        actor: Actor,
-        at: datetime,
-        operation: Operation = Operation.SAVE,
-        if_revision: int | None = None,
-    ) -> Record:
-        """Create, update or revive a record in the real store."""
-        store = await self._store()
-        return await store.save_record(
-            content, actor=actor, at=at, operation=operation, if_revision=if_revision
-        )
-
-    async def remove_record(self, name: str, *, actor: Actor, at: datetime) -> HistoryEntry:
-        """Tombstone a live record in the real store."""
-        return await (await self._store()).remove_record(name, actor=actor, at=at)
-
-    async def history(self, name: str | None = None) -> list[HistoryEntry]:
-        """The real store's history, or one name's."""
-        return await (await self._store()).history(name)
-
-    async def spellings(self, name: str) -> list[str]:
-        """The real store's spellings of name."""
-        return await (await self._store()).spellings(name)
-
-    async def unreadable_records(self) -> list[UnreadableRecord]:
-        """The real store's records that cannot be read."""
-        return await (await self._store()).unreadable_records()
-
-    async def live_revisions(self) -> dict[str, int]:
-        """The current revision of every live record."""
-        return await (await self._store()).live_revisions()
-
-    async def removed_since(self, watermark: Mapping[str, int]) -> list[str]:
-        """Names in watermark that are tombstoned now."""
-        return await (await self._store()).removed_since(watermark)
-
-    async def search(self, query: SearchQuery, limit: int) -> list[SearchHit]:
-        """The real store's best hits for query."""
-        return await (await self._store()).search(query, limit)
-
-    async def get_compact(self) -> Compact | None:
-        """The compact slot's content, if any."""
-        return await (await self._store()).get_compact()
-
-    async def put_compact(self, compact: Compact) -> None:
-        """Overwrite the compact slot."""
-        await (await self._store()).put_compact(compact)
-
-    async def clear_compact(self) -> None:
-        """Empty the compact slot."""
-        await (await self._store()).clear_compact()
+    async def _forward(
+        self, method: StorageMethod[ArgsP, ReturnT], *args: ArgsP.args, **kwargs: ArgsP.kwargs
+    ) -> ReturnT:
+        """method's call on the real store, once it opens."""
+        return await method.call(await self._store(), *args, **kwargs)
 
     async def aclose(self) -> None:
         """Close the real store, if it was ever opened."""
@@ -140,13 +75,10 @@ class ReopeningStorage:
             return self._storage
 
 
-async def open_or_reopening(opener: Opener) -> Storage:
-    """The store opener gives, or, when it fails, a ReopeningStorage that tries again later.
+def reopening_store(opener: Opener, error: LazyMemoryError) -> Storage:
+    """A ReopeningStorage for the store opener failed to open with error.
 
     The failure is logged loudly: it is the one line that says why a launch shows no index.
     """
-    try:
-        return await opener()
-    except LazyMemoryError as error:
-        logger.error("the store cannot be opened; serving anyway and retrying on use: %s", error)
-        return ReopeningStorage(opener, error)
+    logger.error("the store cannot be opened; serving anyway and retrying on use: %s", error)
+    return ReopeningStorage(opener, error)

@@ -1,4 +1,11 @@
-"""The ports the engine needs from the outside world: storage, its change feed, and a clock."""
+"""The ports the engine needs from the outside world, five Protocols: Storage, and two
+capabilities a Storage may offer beside it (IndexFolding, handing its index over in batches;
+ChangeFeed, hearing of other processes' writes); Clock; and Summarizer.
+
+A Storage method is written in the port, in each backend that stores (sqlite, files,
+postgres), and once on the wire: as a row of the storage contract (wire/storage_contract.py),
+from which the remote backend, the daemon's storage methods and the reopening store are made.
+"""
 
 from __future__ import annotations
 
@@ -48,7 +55,7 @@ class Storage(Protocol):
         """
         ...
 
-    async def get_record(self, name: str) -> Record:
+    async def recall_record(self, name: str) -> Record:
         """The live record called name; NotFound if it never existed or was removed."""
         ...
 

@@ -187,7 +187,7 @@ def _check_new(name: str, base: RecordContent | None, if_revision: int | None) -
 async def live_record(storage: Storage, name: str) -> Record | None:
     """One live record in full, or None when there is none by that name."""
     try:
-        return await storage.get_record(storable(name))
+        return await storage.recall_record(storable(name))
     except NotFound:
         return None
 

@@ -118,7 +118,7 @@ class MemoryService:
         """One live record in full, found by any spelling of its name (engine/names.py);
         NotFound says so when the name is a removed record's, and how to revive it."""
         try:
-            return await by_any_spelling(name, self.storage, self.storage.get_record)
+            return await by_any_spelling(name, self.storage, self.storage.recall_record)
         except NotFound as error:
             raise await saving.missing(self.storage, name, error) from None
 
@@ -126,7 +126,7 @@ class MemoryService:
         """recall(name), or None when no live record has that name (never written, or
         removed): for a caller to whom a missing record is no error."""
         try:
-            return await by_any_spelling(name, self.storage, self.storage.get_record)
+            return await by_any_spelling(name, self.storage, self.storage.recall_record)
         except NotFound:
             return None
 

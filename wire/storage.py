@@ -9,6 +9,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from lazy_memory.engine.compact import Compact, Watermark
+from lazy_memory.engine.index import UnreadableRecord
 from lazy_memory.engine.records import (
     Actor,
     HistoryEntry,
@@ -116,3 +117,9 @@ class CompactSlotResult(BaseModel):
     """The compact slot's content, absent when the slot is empty."""
 
     compact: Compact | None = None
+
+
+def as_unreadable_records(rows: list[UnreadableRow]) -> list[UnreadableRecord]:
+    """The records a daemon named as unreadable (`unreadable: [{name, reason}]`), as the engine
+    names them."""
+    return [UnreadableRecord(row.name, row.reason) for row in rows]

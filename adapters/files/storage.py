@@ -146,7 +146,7 @@ class FileStorage:
 
         return await self._read(marker)
 
-    async def get_record(self, name: str) -> Record:
+    async def recall_record(self, name: str) -> Record:
         """The live record called name; NotFound if it never existed or was removed."""
 
         def record(index: Index) -> Record:

@@ -162,7 +162,7 @@ class PostgresStorage:
         )
         return "0:none" if not rows else f"{rows[0]['last_seq']}:{rows[0]['xmin']}"
 
-    async def get_record(self, name: str) -> Record:
+    async def recall_record(self, name: str) -> Record:
         """The live record called name."""
         rows = await self._connections.fetch(_LIVE_RECORD, self.project, stored(name))
         if not rows:

@@ -19,6 +19,7 @@ from lazy_memory.engine.errors import LazyMemoryError, StorageUnavailable, Unrea
 from lazy_memory.engine.index import UnreadableRecord
 from lazy_memory.engine.records import UnreadableRow
 from lazy_memory.wire.errors import error_for_code
+from lazy_memory.wire.storage import as_unreadable_records
 
 ReadT = TypeVar("ReadT")
 
@@ -43,11 +44,6 @@ def read_of_many(address: Address, readable: ReadT, unreadable: list[UnreadableR
     raise UnreadableRecords.found(
         f"the store of the daemon at {address}", as_unreadable_records(unreadable), readable
     )
-
-
-def as_unreadable_records(rows: list[UnreadableRow]) -> list[UnreadableRecord]:
-    """The records the daemon named as unreadable, as the engine names them."""
-    return [UnreadableRecord(row.name, row.reason) for row in rows]
 
 
 def _unreadable_rows(data: Any) -> list[UnreadableRecord]:

@@ -17,10 +17,8 @@ import enum
 import logging
 import os
 import ssl
-from collections.abc import Mapping
-from datetime import datetime
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
@@ -30,34 +28,11 @@ from lazy_memory.adapters.config import (
     DEFAULT_REQUEST_TIMEOUT_SECONDS,
 )
 from lazy_memory.adapters.remote.connection import ConnectionLost, DaemonConnection, NoAnswer
-from lazy_memory.adapters.remote.errors import as_unreadable_records, read_of_many, typed_error
-from lazy_memory.engine.compact import Compact
+from lazy_memory.adapters.remote.errors import read_of_many, typed_error
 from lazy_memory.engine.errors import PermissionDenied, StorageUnavailable
-from lazy_memory.engine.index import IndexEntry, UnreadableRecord
-from lazy_memory.engine.records import Actor, HistoryEntry, Operation, Record, RecordContent
-from lazy_memory.engine.search_model import SearchHit, SearchQuery
-from lazy_memory.wire import names
-from lazy_memory.wire.index import index_entries
-from lazy_memory.wire.memory import SearchResult
-from lazy_memory.wire.params import HistoryParams, NameParams, NoParams, Params
-from lazy_memory.wire.storage import (
-    CompactSlotResult,
-    Done,
-    EntriesResult,
-    IndexResult,
-    MarkerResult,
-    NamesResult,
-    PutCompactParams,
-    RecordsResult,
-    RemoveRecordParams,
-    RevisionsResult,
-    SaveRecordParams,
-    StorageSearchParams,
-    UnreadableResult,
-    WatermarkParams,
-)
+from lazy_memory.wire.params import Params
+from lazy_memory.wire.storage_contract import ArgsP, ForwardingStorage, ReturnT, StorageMethod
 
-ResultT = TypeVar("ResultT", bound=BaseModel)
 logger = logging.getLogger(__name__)
 
 CONNECT_ATTEMPTS = 3
@@ -74,8 +49,11 @@ class State(enum.Enum):
     CLOSED = "closed"
 
 
-class RemoteStorage:
+class RemoteStorage(ForwardingStorage):
     """The Storage port over a daemon connection, reconnecting when the daemon comes back.
+
+    Each port method is a row of the storage contract (wire/storage_contract.py), sent as its
+    `lazy/storage/*` request by _forward.
 
     Reads are retried once on a fresh connection if the old one broke; a write whose
     connection broke mid-flight is not, since it may already have been applied, nor is a
@@ -124,95 +102,6 @@ class RemoteStorage:
         await storage._connected()
         return storage
 
-    async def list_records(self) -> list[Record]:
-        """Every live record, ordered by name."""
-        answer = await self._call(names.STORAGE_LIST_RECORDS, NoParams(), RecordsResult)
-        return read_of_many(self.address, answer.records, answer.unreadable)
-
-    async def list_index(self) -> list[IndexEntry]:
-        """Every live record's index entry, ordered by name."""
-        answer = await self._call(names.STORAGE_LIST_INDEX, NoParams(), IndexResult)
-        try:
-            entries = index_entries(answer.entries)
-        except (TypeError, ValueError, KeyError) as error:
-            raise StorageUnavailable(
-                f"the daemon at {self.address} answered list_index with an unexpected shape: "
-                f"{error}"
-            ) from None
-        return read_of_many(self.address, entries, answer.unreadable)
-
-    async def change_marker(self) -> str:
-        """The daemon's store's change marker."""
-        return (await self._call(names.STORAGE_CHANGE_MARKER, NoParams(), MarkerResult)).marker
-
-    async def get_record(self, name: str) -> Record:
-        """The live record called name."""
-        return await self._call(names.STORAGE_GET_RECORD, NameParams(name=name), Record)
-
-    async def save_record(
-        self,
-        content: RecordContent,
-        *,
-        actor: Actor,
-        at: datetime,
-        operation: Operation = Operation.SAVE,
-        if_revision: int | None = None,
-    ) -> Record:
-        """Create, update or revive a record on the daemon's store."""
-        params = SaveRecordParams(
-            content=content, actor=actor, at=at, operation=operation, if_revision=if_revision
-        )
-        return await self._call(names.STORAGE_SAVE_RECORD, params, Record, write=True)
-
-    async def remove_record(self, name: str, *, actor: Actor, at: datetime) -> HistoryEntry:
-        """Tombstone a live record on the daemon's store."""
-        params = RemoveRecordParams(name=name, actor=actor, at=at)
-        return await self._call(names.STORAGE_REMOVE_RECORD, params, HistoryEntry, write=True)
-
-    async def history(self, name: str | None = None) -> list[HistoryEntry]:
-        """Every history entry in write order, or those of one name."""
-        answer = await self._call(names.STORAGE_HISTORY, HistoryParams(name=name), EntriesResult)
-        return read_of_many(self.address, answer.entries, answer.unreadable)
-
-    async def spellings(self, name: str) -> list[str]:
-        """The names the daemon's store holds that are the same name as name."""
-        params = NameParams(name=name)
-        return (await self._call(names.STORAGE_SPELLINGS, params, NamesResult)).names
-
-    async def live_revisions(self) -> dict[str, int]:
-        """The current revision of every live record."""
-        answer = await self._call(names.STORAGE_LIVE_REVISIONS, NoParams(), RevisionsResult)
-        return answer.revisions
-
-    async def removed_since(self, watermark: Mapping[str, int]) -> list[str]:
-        """Names in watermark that are tombstoned now."""
-        params = WatermarkParams(watermark=dict(watermark))
-        return (await self._call(names.STORAGE_REMOVED_SINCE, params, NamesResult)).names
-
-    async def search(self, query: SearchQuery, limit: int) -> list[SearchHit]:
-        """The best limit live records for query, as the daemon's store ranks them."""
-        params = StorageSearchParams(query=query, limit=limit)
-        answer = await self._call(names.STORAGE_SEARCH, params, SearchResult)
-        return read_of_many(self.address, answer.hits, answer.unreadable or [])
-
-    async def unreadable_records(self) -> list[UnreadableRecord]:
-        """Every live record the daemon's store cannot read, and why."""
-        answer = await self._call(names.STORAGE_UNREADABLE_RECORDS, NoParams(), UnreadableResult)
-        return as_unreadable_records(answer.unreadable)
-
-    async def get_compact(self) -> Compact | None:
-        """The compact slot's content, if any."""
-        return (await self._call(names.STORAGE_GET_COMPACT, NoParams(), CompactSlotResult)).compact
-
-    async def put_compact(self, compact: Compact) -> None:
-        """Overwrite the compact slot."""
-        params = PutCompactParams(compact=compact)
-        await self._call(names.STORAGE_PUT_COMPACT, params, Done, write=True)
-
-    async def clear_compact(self) -> None:
-        """Empty the compact slot."""
-        await self._call(names.STORAGE_CLEAR_COMPACT, NoParams(), Done, write=True)
-
     async def aclose(self) -> None:
         """Say goodbye to the daemon and close the connection."""
         self.state = State.CLOSED
@@ -227,32 +116,42 @@ class RemoteStorage:
                 connection.abort()  # closing anyway, without waiting on the daemon again
         await connection.close()
 
-    async def _call(
-        self, name: str, params: Params, result: type[ResultT], *, write: bool = False
-    ) -> ResultT:
-        method = name.removeprefix(names.STORAGE_PREFIX)
+    async def _forward(
+        self, method: StorageMethod[ArgsP, ReturnT], *args: ArgsP.args, **kwargs: ArgsP.kwargs
+    ) -> ReturnT:
+        """method's call on the daemon's store: its params sent, its result read back."""
+        answer = await self._call(method, method.params_of(*args, **kwargs))
+        try:
+            returned, unreadable = method.returned(answer)
+        except (TypeError, ValueError, KeyError) as error:
+            raise self._unexpected(method, error) from None
+        return read_of_many(self.address, returned, unreadable)
+
+    async def _call(self, method: StorageMethod[Any, Any], params: Params) -> BaseModel:
         raw = params.model_dump(mode="json")
-        if write:
+        if method.write:
             await self._awake()
         try:
-            response = await self._request(name, raw)
+            response = await self._request(method.wire_name, raw)
         except ConnectionLost as error:
-            if write or isinstance(error, NoAnswer):
+            if method.write or isinstance(error, NoAnswer):
                 # A mute daemon is not asked again: that would double the wait.
-                raise self._lost(method, error, write=write) from None
+                raise self._lost(method.name, error, write=method.write) from None
             try:
-                response = await self._request(name, raw)
+                response = await self._request(method.wire_name, raw)
             except ConnectionLost as again:
-                raise self._lost(method, again, write=False) from None
+                raise self._lost(method.name, again, write=False) from None
         if "error" in response:
             raise typed_error(response["error"], self.address)
         try:
-            return result.model_validate(response.get("result"))
+            return method.result.model_validate(response.get("result"))
         except ValidationError as error:
-            raise StorageUnavailable(
-                f"the daemon at {self.address} answered {method} with an unexpected shape: "
-                f"{error.errors()[0]['msg']}"
-            ) from None
+            raise self._unexpected(method, error.errors()[0]["msg"]) from None
+
+    def _unexpected(self, method: StorageMethod[Any, Any], error: object) -> StorageUnavailable:
+        return StorageUnavailable(
+            f"the daemon at {self.address} answered {method.name} with an unexpected shape: {error}"
+        )
 
     async def _request(self, method: str, params: Any) -> dict[str, Any]:
         """One request on the live connection; one that broke or went mute is dropped."""
@@ -275,7 +174,7 @@ class RemoteStorage:
         """
         connection = self._connection
         if connection is not None and connection.quiet_seconds > QUIET_BEFORE_WRITE_SECONDS:
-            await self._call(names.STORAGE_CHANGE_MARKER, NoParams(), MarkerResult)
+            await self.change_marker()
 
     def _lost(self, method: str, error: ConnectionLost, *, write: bool) -> StorageUnavailable:
         if isinstance(error, NoAnswer):

@@ -159,7 +159,7 @@ class SqliteStorage:
 
         return await self._run(marker, inline=True)
 
-    async def get_record(self, name: str) -> Record:
+    async def recall_record(self, name: str) -> Record:
         """The live record called name."""
         rows = await self._fetch(
             f"SELECT {RECORD_COLUMNS} FROM records WHERE name = ? AND deleted = 0",

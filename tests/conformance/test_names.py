@@ -33,7 +33,7 @@ async def test_every_legal_name_is_kept_exactly_and_in_name_order(storage: Stora
     assert [record.name for record in await storage.list_records()] == NAMES
     assert [entry.name for entry in await storage.list_index()] == NAMES
     for name in NAMES:
-        assert (await storage.get_record(name)).name == name
+        assert (await storage.recall_record(name)).name == name
         assert [entry.name for entry in await storage.history(name)] == [name]
 
 

@@ -78,7 +78,7 @@ async def test_writer_killed_mid_stream_leaves_every_acknowledged_save(
         for ack in acknowledged:
             assert (ack["name"], ack["revision"], ack["body"]) in history
         latest = acknowledged[-1]
-        assert (await storage.get_record(str(latest["name"]))).revision >= int(
+        assert (await storage.recall_record(str(latest["name"]))).revision >= int(
             str(latest["revision"])
         )
         assert all(e.operation is Operation.SAVE for e in await storage.history())

@@ -110,7 +110,7 @@ async def test_a_revival_keeps_the_type_and_description_of_the_last_live_revisio
         "third",
         "Small modules",
     )
-    assert (await storage.get_record("style")).revision == 6
+    assert (await storage.recall_record("style")).revision == 6
 
 
 async def test_saving_a_removed_records_last_content_revives_it(
@@ -122,7 +122,7 @@ async def test_saving_a_removed_records_last_content_revives_it(
     revived = await service.save("deploy", type="project", description="How we deploy", body="make")
 
     assert (revived.revision, revived.unchanged) == (3, False)
-    assert (await storage.get_record("deploy")).revision == 3
+    assert (await storage.recall_record("deploy")).revision == 3
 
 
 async def test_an_if_revision_a_removed_record_cannot_match_says_how_to_revive_it(

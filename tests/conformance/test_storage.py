@@ -34,13 +34,13 @@ def content(
     return RecordContent(name=name, type=type, description=description, body=body)
 
 
-async def test_create_then_get_and_list(storage: Storage) -> None:
+async def test_create_then_recall_and_list(storage: Storage) -> None:
     saved = await storage.save_record(content(), actor=ALICE, at=T0)
 
     assert saved.revision == 1
     assert saved.updated_by == ALICE
     assert saved.updated_at == T0
-    assert await storage.get_record("deploy-steps") == saved
+    assert await storage.recall_record("deploy-steps") == saved
     assert await storage.list_records() == [saved]
 
 
@@ -51,7 +51,7 @@ async def test_update_replaces_content_as_next_revision(storage: Storage) -> Non
     )
 
     assert updated.revision == 2
-    fetched = await storage.get_record("deploy-steps")
+    fetched = await storage.recall_record("deploy-steps")
     assert (fetched.body, fetched.type, fetched.updated_by) == (
         "Run make release.",
         RecordType.REFERENCE,
@@ -79,12 +79,12 @@ async def test_tombstone_hides_record_and_revival_takes_a_higher_revision(
     assert tombstone.body == "v2"
     assert await storage.list_records() == []
     with pytest.raises(NotFound):
-        await storage.get_record("deploy-steps")
+        await storage.recall_record("deploy-steps")
 
     revived = await storage.save_record(content(body="v4"), actor=ALICE, at=T0)
 
     assert revived.revision == 4
-    assert (await storage.get_record("deploy-steps")).body == "v4"
+    assert (await storage.recall_record("deploy-steps")).body == "v4"
     assert [entry.operation for entry in await storage.history("deploy-steps")] == [
         Operation.SAVE,
         Operation.SAVE,
@@ -140,7 +140,7 @@ async def test_imported_long_description_is_stored_verbatim(storage: Storage) ->
 
     await storage.save_record(imported, actor=SYSTEM, at=T0, operation=Operation.IMPORT)
 
-    record = await storage.get_record("Harness Note_1")
+    record = await storage.recall_record("Harness Note_1")
     assert record.description == description
     assert len(record.description) == 1000
     assert (await storage.history())[0].description == description
@@ -161,7 +161,7 @@ async def test_provenance_is_kept_with_the_record_and_its_history(storage: Stora
     first, second = await storage.history("deploy-steps")
     assert first.provenance == origin
     assert second.provenance is None
-    assert (await storage.get_record("deploy-steps")).provenance is None
+    assert (await storage.recall_record("deploy-steps")).provenance is None
 
 
 @pytest.mark.parametrize(
@@ -181,7 +181,7 @@ async def test_any_text_round_trips_byte_identical(storage: Storage, text: str) 
         content(description=text, body=text), actor=SYSTEM, at=T0, operation=Operation.IMPORT
     )
 
-    record = await storage.get_record("deploy-steps")
+    record = await storage.recall_record("deploy-steps")
     assert (record.description, record.body) == (text, text)
     assert (await storage.history())[0].body == text
 
@@ -199,7 +199,7 @@ async def test_compare_and_swap(storage: Storage) -> None:
         )
 
     assert second.revision == 2
-    assert (await storage.get_record("deploy-steps")).body == "v2"
+    assert (await storage.recall_record("deploy-steps")).body == "v2"
     assert len(await storage.history()) == 2
 
 
@@ -253,7 +253,7 @@ async def test_compact_slot_is_overwritten_and_cleared_without_history(storage: 
     await storage.clear_compact()
 
     assert len(await storage.history()) == 1
-    assert (await storage.get_record("deploy-steps")).revision == 1
+    assert (await storage.recall_record("deploy-steps")).revision == 1
 
 
 async def test_a_second_handle_sees_every_write(open_store: OpenStorage) -> None:

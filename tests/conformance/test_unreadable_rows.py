@@ -85,12 +85,12 @@ async def test_reading_it_is_a_typed_error_naming_it_and_why(
     storage: Storage, damaged: UnreadableRecord
 ) -> None:
     with pytest.raises(UnreadableRecords) as raised:
-        await storage.get_record("broken")
+        await storage.recall_record("broken")
 
     assert isinstance(raised.value, StorageUnavailable)
     assert raised.value.records == [damaged]
     assert f"'broken' ({damaged.reason})" in raised.value.message
-    assert (await storage.get_record("alpha")).name == "alpha"
+    assert (await storage.recall_record("alpha")).name == "alpha"
 
 
 async def test_every_read_of_many_records_reads_the_others_and_names_it(
@@ -169,7 +169,7 @@ async def test_a_save_giving_every_field_replaces_it(
 
     saved = await service.save("broken", type="user", description="mended", body="new")
 
-    assert (await storage.get_record("broken")).description == "mended"
+    assert (await storage.recall_record("broken")).description == "mended"
     assert saved.revision >= 2
     assert names(await storage.list_index()) == NAMES
     assert await storage.unreadable_records() == []

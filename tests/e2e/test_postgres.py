@@ -293,7 +293,7 @@ async def test_a_connection_lost_during_commit_says_the_write_may_not_have_happe
         await admin.close()
 
     # Nothing half-written: the record row and its history entry went together (here, not at all).
-    assert (await storage.get_record("note")).body == "body text"
+    assert (await storage.recall_record("note")).body == "body text"
     assert [entry.revision for entry in await storage.history()] == [1]
     assert (await storage.save_record(NOTE, actor=ALICE, at=T0)).revision == 2
 

@@ -97,13 +97,13 @@ async def test_every_read_reads_the_others_and_names_the_record_that_is_not_utf8
             with pytest.raises(UnreadableRecords) as listed:
                 await storage.list_records()
             with pytest.raises(UnreadableRecords) as read:
-                await storage.get_record("broken")
+                await storage.recall_record("broken")
 
             assert searched.value.records == listed.value.records == [unreadable]
             assert sorted(names(searched.value.readable)) == READABLE
             assert names(listed.value.readable) == READABLE
             assert read.value.records == [unreadable]
-            assert (await storage.get_record("alpha")).body == "shared words"
+            assert (await storage.recall_record("alpha")).body == "shared words"
             assert await storage.unreadable_records() == [unreadable]
         if field == "description":  # the index reads no body
             with pytest.raises(UnreadableRecords) as indexed:
@@ -117,7 +117,7 @@ async def test_every_read_reads_the_others_and_names_the_record_that_is_not_utf8
             actor=ALICE,
             at=T0,
         )
-        assert (await storage.get_record("new")).description == "café ☕"
+        assert (await storage.recall_record("new")).description == "café ☕"
     finally:
         await storage.aclose()
 

@@ -69,7 +69,7 @@ async def every_read(storage: Storage) -> dict[str, Any]:
     answers["records"] = [(r.name, r.revision, r.body) for r in await storage.list_records()]
     answers["index"] = [tuple(entry) for entry in await storage.list_index()]
     try:
-        answers["alpha"] = (await storage.get_record("alpha")).revision
+        answers["alpha"] = (await storage.recall_record("alpha")).revision
     except NotFound:
         answers["alpha"] = "NotFound"
     answers["history"] = [(e.name, e.revision) for e in await storage.history()]
@@ -194,7 +194,7 @@ async def failures_reading(store: Settings) -> list[str]:
             storage.change_marker,
             storage.list_records,
             storage.list_index,
-            lambda: storage.get_record("gamma"),
+            lambda: storage.recall_record("gamma"),
             storage.history,
             storage.live_revisions,
             lambda: storage.removed_since({"beta": 1}),

@@ -95,7 +95,7 @@ async def test_a_long_tail_gets_a_checkpoint_and_a_missing_one_is_rebuilt(tmp_pa
     (tmp_path / "memories.json").unlink()
     reopened = await FileStorage.open(tmp_path)
     assert await reopened.list_index() == index
-    assert (await reopened.get_record("record-042")).name == "record-042"
+    assert (await reopened.recall_record("record-042")).name == "record-042"
     assert not (tmp_path / "memories.json").exists(), "a read wrote a checkpoint"
     await reopened.save_record(content("one-more"), actor=ALICE, at=T0)
     assert checkpoint(tmp_path)["history_entries"] == count + 1
@@ -150,7 +150,7 @@ async def test_a_store_of_the_first_format_is_read_as_it_is_and_converted_by_a_w
     assert await storage.list_index() == [
         IndexEntry("alpha", RecordType.PROJECT, "Updated", 2, entries[2].at)
     ]
-    assert await storage.get_record("alpha") == record_after(entries[2])
+    assert await storage.recall_record("alpha") == record_after(entries[2])
     assert await storage.removed_since({"alpha": 1, "beta": 1}) == ["beta"]
     assert files_in(tmp_path) == as_written, "a read changed the store's files"
     revived = await storage.save_record(content("beta", "Back"), actor=ALICE, at=T0)

@@ -165,8 +165,8 @@ async def test_a_second_spelling_of_a_name_enters_the_target_under_a_derived_nam
     assert report.renamed == {"cafe\u0301": renamed}
     assert again.copied == 0
     assert {record.name for record in await target.list_records()} == {"caf\u00e9", renamed}
-    moved = await target.get_record(renamed)
+    moved = await target.recall_record(renamed)
     assert moved.body == "decomposed"
     assert moved.provenance is not None
     assert moved.provenance.original_name == "cafe\u0301"
-    assert (await target.get_record("caf\u00e9")).revision == 2
+    assert (await target.recall_record("caf\u00e9")).revision == 2

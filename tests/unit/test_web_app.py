@@ -178,12 +178,14 @@ async def test_a_foreign_host_header_is_refused(app: Any) -> None:
 
 
 async def test_an_unreadable_store_shows_the_marker(tmp_path: Path) -> None:
-    from lazy_memory.adapters.reopening import open_or_reopening
+    from lazy_memory.adapters.reopening import reopening_store
+
+    malformed = StorageUnavailable("the database disk image is malformed")
 
     async def broken() -> Storage:
-        raise StorageUnavailable("the database disk image is malformed")
+        raise malformed
 
-    status, _, text = await call(_app(await open_or_reopening(broken), tmp_path), "GET", "/")
+    status, _, text = await call(_app(reopening_store(broken, malformed), tmp_path), "GET", "/")
     assert status == 200
     assert "MEMORY INDEX UNAVAILABLE (the database disk image is malformed)" in text
 
