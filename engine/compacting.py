@@ -22,7 +22,7 @@ from lazy_memory.engine.errors import CompactRejected, LLMUnavailable, StorageUn
 from lazy_memory.engine.index import IndexEntry
 from lazy_memory.engine.launching import launch_state
 from lazy_memory.engine.records import Actor, Record
-from lazy_memory.engine.saving import live_record
+from lazy_memory.engine.saving import recall_live
 
 if TYPE_CHECKING:
     from lazy_memory.engine.ports import Clock, Storage, Summarizer
@@ -152,7 +152,7 @@ async def clear_compact(storage: Storage) -> bool:
 
 async def _records_named(storage: Storage, names: list[str]) -> list[Record]:
     """The live records of these names in full, leaving out any removed meanwhile."""
-    found = [await live_record(storage, name) for name in names]
+    found = [await recall_live(storage, name) for name in names]
     return [record for record in found if record is not None]
 
 

@@ -28,9 +28,10 @@ U+2026 HORIZONTAL ELLIPSIS does not start with a dot).
 Two names are the same name when they are equal after canonical normalisation (NFC,
 name_key): `café` with a composed é and with `e` + U+0301 display alike, so they are one
 record. A store keeps a name as first written (the record never changes spelling, nor does its
-history), and finds it by any spelling: held_spelling gives the stored one, which every save,
-read and removal then uses (engine/saving.py, engine/service.py), every backend looking names up
-through Storage.spellings. A store written before this rule may hold two spellings of one
+history), and finds it by any spelling: held_spelling gives the stored one, which every save
+(through writable_name, which checks the rule on it once), read and removal then uses
+(engine/saving.py, engine/service.py), every backend looking names up through
+Storage.spellings. A store written before this rule may hold two spellings of one
 name: each stays reachable by its exact spelling, and a third one is refused as ambiguous.
 
 Spaces, capitals, letters of every script, digits, quotes, commas, parentheses and other
@@ -231,29 +232,64 @@ def check_name(name: str) -> str:
     """Return name if a new record may take it, else raise InvalidRecord saying why."""
     problem = name_problem(name)
     if problem is not None:
-        raise InvalidRecord(f"invalid name {shown_name(name)}: {problem}; {RULE}")
+        raise _refused(name, problem)
     return name
+
+
+async def writable_name(
+    name: str, storage: Storage, recall: Callable[[str], Awaitable[_T]]
+) -> tuple[str, _T | None]:
+    """The name a save writes, checked and normalised once, and recall's answer for it.
+
+    recall reads what the store holds by one exact spelling (None when it holds no live
+    record by it). The name is the spelling the store holds it by (held_spelling), looked
+    up only when recall finds nothing by the name as given: a save most often names a
+    record the store holds exactly, so that one read is all it costs. The name then obeys
+    the rule, or is held from before it (a removed record included) and cannot break
+    framing; the store's history is asked only for a name that breaks the rule.
+    """
+    found = await recall(name) if is_text(name) else None
+    spelling = name if found is not None else await held_spelling(name, storage)
+    if spelling != name:
+        found = await recall(spelling)
+    problem = name_problem(spelling)
+    if problem is not None:
+        held = found is not None or (is_text(spelling) and bool(await storage.history(spelling)))
+        _check_held(spelling, problem, held=held)
+    return spelling, found
 
 
 async def check_writable_name(name: str, storage: Storage) -> bool:
     """Return whether name is held from before the rule; raise InvalidRecord if not writable.
 
+    For a trusted peer's raw write (rpc/jsonrpc/storage_methods.py), which writes the name
+    as it is (check_spelling refuses another spelling); a save goes through writable_name.
     A name that obeys the rule is writable (False). One that does not is writable only if
     the store has held it (a removed record included) and it cannot break framing (True);
-    the store is asked only then, so an ordinary save costs no extra read.
+    the store is asked only then, so an ordinary write costs no extra read.
     """
     problem = name_problem(name)
     if problem is None:
         return False
-    if not is_text(name) or not await storage.history(name):
-        raise InvalidRecord(f"invalid name {shown_name(name)}: {problem}; {RULE}")
+    _check_held(name, problem, held=is_text(name) and bool(await storage.history(name)))
+    return True
+
+
+def _check_held(name: str, problem: str, *, held: bool) -> None:
+    """Refuse name, which breaks the rule (problem), unless the store holds it from before
+    the rule (held) and it cannot break framing."""
+    if not held:
+        raise _refused(name, problem)
     framing = framing_problem(name)
     if framing is not None:
         raise InvalidRecord(
             f"invalid name {shown_name(name)}: {framing}, so it is not saved again (it can "
             "still be shown and removed)"
         )
-    return True
+
+
+def _refused(name: str, problem: str) -> InvalidRecord:
+    return InvalidRecord(f"invalid name {shown_name(name)}: {problem}; {RULE}")
 
 
 def derived_name(name: str) -> str:

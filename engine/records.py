@@ -21,7 +21,6 @@ from lazy_memory.engine.limits import MAX_BODY_BYTES as MAX_BODY_BYTES
 # The name rule lives in names.py; these two stay importable from here, where they were.
 from lazy_memory.engine.names import NAME_MAX_LENGTH as NAME_MAX_LENGTH
 from lazy_memory.engine.names import check_name as check_name
-from lazy_memory.engine.names import framing_problem, shown_name
 
 if TYPE_CHECKING:
     from lazy_memory.engine.index import UnreadableRecord
@@ -151,21 +150,20 @@ def authored_content(
     description: str,
     body: str,
     *,
-    held_name: bool = False,
     max_body_bytes: int | None = MAX_BODY_BYTES,
     description_authored: bool = True,
 ) -> RecordContent:
     """Validate a record written by a person or a builder: every rule of the store applies.
 
-    held_name: the store already holds this name from before the name rule, so it is kept
-    as it is (reachable by its exact name) if it cannot break framing. max_body_bytes: the
+    name: as engine/names.py's writable_name gave it, which applied the name rule (with the
+    store, which alone knows a name held from before the rule). max_body_bytes: the
     body's limit in UTF-8 bytes; None for a body the actor did not write (an update that
     keeps the current one, which an import may have brought in over the limit).
     description_authored: False for a description the actor did not write (one an update
     carries over as the record holds it, which an import may have brought in longer than
     200 characters or on several lines): the description rules are for what is written.
     """
-    for field, value in (("name", name), ("description", description), ("body", body)):
+    for field, value in (("description", description), ("body", body)):
         _check_text(field, value)
     # No character takes more than four bytes, so most bodies need no count at all.
     if max_body_bytes is not None and len(body) * 4 > max_body_bytes:
@@ -177,7 +175,7 @@ def authored_content(
                 "max_body_bytes in lazy.toml"
             )
     return RecordContent(
-        name=_held_name(name) if held_name else check_name(name),
+        name=name,
         type=parse_type(type),
         description=check_description(description) if description_authored else description,
         body=body,
@@ -200,13 +198,6 @@ def imported_content(
     return RecordContent(
         name=check_name(name), type=type, description=description, body=body, provenance=provenance
     )
-
-
-def _held_name(name: str) -> str:
-    problem = framing_problem(name)
-    if problem is not None:
-        raise InvalidRecord(f"invalid name {shown_name(name)}: {problem}")
-    return name
 
 
 def history_entry(

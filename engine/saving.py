@@ -22,12 +22,13 @@ gate), so SQLite, files, PostgreSQL and remote stores all answer alike:
 from __future__ import annotations
 
 from collections.abc import Sequence
+from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
 from pydantic import SerializerFunctionWrapHandler, model_serializer
 
 from lazy_memory.engine.errors import Conflict, InvalidRecord, NotFound, UnreadableRecords
-from lazy_memory.engine.names import check_writable_name, held_spelling, is_text, storable
+from lazy_memory.engine.names import held_spelling, is_text, writable_name
 from lazy_memory.engine.records import (
     Actor,
     HistoryEntry,
@@ -43,27 +44,45 @@ if TYPE_CHECKING:
 _MERGE_ATTEMPTS = 5
 
 
-class SavedRecord(Record):
-    """A save's answer: the live record after it, and whether the save found it so already.
+class SaveOutcome(StrEnum):
+    """What a save did to its record."""
 
-    On the wire it is the record, with `"unchanged": true` added only when nothing was
-    written, so a client that knows no such field reads every answer as before.
+    CREATED = "created"
+    UPDATED = "updated"
+    REVIVED = "revived"
+    """A removed record saved again, keeping what the save left out from before the removal."""
+    REPLACED = "replaced"
+    """A record the store held but could not read, replaced by a save giving every field."""
+    UNCHANGED = "unchanged"
+    """The live revision already held this content: nothing was written."""
+
+
+class SavedRecord(Record):
+    """A save's answer: the live record after it, and what the save did (outcome).
+
+    On the wire it is the record with `outcome` added, and `"unchanged": true` when nothing
+    was written (what clients read before outcome), so a client that knows neither field
+    reads every answer as before.
     """
 
-    unchanged: bool = False
-    """True when the live revision already held this content and nothing was written."""
+    outcome: SaveOutcome
+
+    @property
+    def unchanged(self) -> bool:
+        """True when the live revision already held this content and nothing was written."""
+        return self.outcome is SaveOutcome.UNCHANGED
 
     @model_serializer(mode="wrap")
     def _unchanged_only_when_true(self, handler: SerializerFunctionWrapHandler) -> Any:
         data = handler(self)
-        if isinstance(data, dict) and not self.unchanged:
-            data.pop("unchanged", None)
+        if isinstance(data, dict) and self.unchanged:
+            data["unchanged"] = True
         return data
 
 
-def saved(record: Record, *, unchanged: bool = False) -> SavedRecord:
+def saved(record: Record, outcome: SaveOutcome) -> SavedRecord:
     """record as a save's answer."""
-    return SavedRecord(**dict(record), unchanged=unchanged)
+    return SavedRecord(**dict(record), outcome=outcome)
 
 
 def same_content(content: RecordContent, live: Record | None) -> bool:
@@ -131,25 +150,23 @@ async def save(
     or body it carries over as the record holds it is not checked again (_authored). A name
     is the record the store holds by any spelling of it (equal after NFC), which keeps its
     own; a name the store held before the name rule stays writable by its exact name
-    (engine/names.py); an imported record keeps its provenance through later edits.
+    (engine/names.py, writable_name, which checks the name once and reads the record with
+    it); an imported record keeps its provenance through later edits.
     """
-    name = await held_spelling(name, storage)
-    held = await check_writable_name(name, storage)
     if type is not None and description is not None and body is not None:
-        current, base = await _replaced(storage, name)
-        _check_new(name, base, if_revision)
-        content = _authored(name, type, description, body, base, held, max_body_bytes)
-        return await _save_content(
-            storage, actor, clock, content, current, if_revision, if_revision
+        return await _replace(
+            storage, actor, clock, name, type, description, body, if_revision, max_body_bytes
         )
+    name, current = await writable_name(
+        name, storage, lambda spelling: recall_live(storage, spelling)
+    )
     for _ in range(_MERGE_ATTEMPTS):
-        current = await live_record(storage, name)
         base = current or await _removal(storage, name)
         if base is None:
             if type is None or description is None:
                 raise InvalidRecord(f"{name!r} is a new record: give it a type and a description")
             _check_new(name, base, if_revision)
-            content = _authored(name, type, description, body or "", None, held, max_body_bytes)
+            content = _authored(name, type, description, body or "", None, max_body_bytes)
             expected = if_revision
         else:
             content = _authored(
@@ -158,7 +175,6 @@ async def save(
                 description if description is not None else base.description,
                 body if body is not None else base.body,
                 base,
-                held,
                 max_body_bytes,
             )
             expected = if_revision if if_revision is not None else base.revision
@@ -169,7 +185,34 @@ async def save(
         except Conflict:
             if if_revision is not None:
                 raise
+        # Another writer moved the record after it was read: merge into what it wrote.
+        current = await recall_live(storage, name)
     raise Conflict(f"{name!r} kept changing while it was being updated; try again")
+
+
+async def _replace(
+    storage: Storage,
+    actor: Actor,
+    clock: Clock,
+    name: str,
+    type: str,
+    description: str,
+    body: str,
+    if_revision: int | None,
+    max_body_bytes: int,
+) -> SavedRecord:
+    """save() of every field: nothing is merged, so nothing is retried."""
+    name, found = await writable_name(
+        name, storage, lambda spelling: _recall_replaced(storage, spelling)
+    )
+    unreadable = isinstance(found, UnreadableRecords)
+    current = None if isinstance(found, UnreadableRecords) else found
+    base: RecordContent | None = None if unreadable else current or await _removal(storage, name)
+    _check_new(name, base, if_revision)
+    content = _authored(name, type, description, body, base, max_body_bytes)
+    return await _save_content(
+        storage, actor, clock, content, current, if_revision, if_revision, unreadable=unreadable
+    )
 
 
 def _check_new(name: str, base: RecordContent | None, if_revision: int | None) -> None:
@@ -184,23 +227,22 @@ def _check_new(name: str, base: RecordContent | None, if_revision: int | None) -
         )
 
 
-async def live_record(storage: Storage, name: str) -> Record | None:
-    """One live record in full, or None when there is none by that name."""
+async def recall_live(storage: Storage, name: str) -> Record | None:
+    """The live record by exactly that name, in full, or None when there is none."""
     try:
-        return await storage.recall_record(storable(name))
+        return await storage.recall_record(name)
     except NotFound:
         return None
 
 
-async def _replaced(storage: Storage, name: str) -> tuple[Record | None, RecordContent | None]:
-    """What a save giving every field replaces: the live record, and the content it follows
-    (that record, or a removed one's last live revision). A record the store cannot read
-    (UnreadableRecords) is replaced as if new: such a save is how it is repaired."""
+async def _recall_replaced(storage: Storage, name: str) -> Record | UnreadableRecords | None:
+    """What a save giving every field replaces by that exact name: the live record, or the
+    error of one the store holds but cannot read (such a save is how it is repaired, as if
+    new), or None."""
     try:
-        current = await live_record(storage, name)
-        return current, current or await _removal(storage, name)
-    except UnreadableRecords:
-        return None, None
+        return await recall_live(storage, name)
+    except UnreadableRecords as error:
+        return error
 
 
 async def _removal(storage: Storage, name: str) -> HistoryEntry | None:
@@ -216,22 +258,29 @@ async def _save_content(
     current: Record | None,
     expected: int | None,
     if_revision: int | None,
+    *,
+    unreadable: bool = False,
 ) -> SavedRecord:
-    """Write content unless the live record already holds it; if_revision is the caller's
-    own, to say why it cannot match a removed record."""
+    """Write content unless the live record (current) already holds it; if_revision is the
+    caller's own, to say why it cannot match a removed record; unreadable: the save replaces
+    a record the store could not read."""
     matches = current is not None and expected in (None, current.revision)
     if current is not None and matches and same_content(content, current):
-        return saved(current, unchanged=True)
+        return saved(current, SaveOutcome.UNCHANGED)
     try:
         written = await storage.save_record(
             content, actor=actor, at=clock.now(), if_revision=expected
         )
-        return saved(written)
     except Conflict:
         removal = None if if_revision is None else await _removal(storage, content.name)
         if removal is not None and if_revision is not None:
             raise removed_conflict(removal, if_revision) from None
         raise
+    if current is not None:
+        return saved(written, SaveOutcome.UPDATED)
+    if unreadable:
+        return saved(written, SaveOutcome.REPLACED)
+    return saved(written, SaveOutcome.CREATED if written.revision == 1 else SaveOutcome.REVIVED)
 
 
 def _authored(
@@ -240,19 +289,17 @@ def _authored(
     description: str,
     body: str,
     base: RecordContent | None,
-    held: bool,
     max_body_bytes: int,
 ) -> RecordContent:
     """The content a save writes over base (the live record, or the removed one's last live
     revision), with base's provenance: a description or body equal to base's is carried
     over, not written now (an import may have set it past the authoring rules), so only one
-    that changes must obey them."""
+    that changes must obey them. name is writable_name's, checked there."""
     content = authored_content(
         name,
         type,
         description,
         body,
-        held_name=held,
         max_body_bytes=None if base is not None and body == base.body else max_body_bytes,
         description_authored=base is None or description != base.description,
     )

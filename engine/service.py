@@ -170,7 +170,8 @@ class MemoryService:
 
         On an update, a field left as None keeps its current value, and on a revival its
         value in the last live revision; a concurrent write is never silently overwritten
-        with stale fields, and a save that changes nothing writes nothing.
+        with stale fields, and a save that changes nothing writes nothing. The answer says
+        which it was (SavedRecord.outcome), from the one read the save makes.
         """
         self._require_writer()
         return await saving.save(

@@ -138,6 +138,10 @@ MIGRATIONS: tuple[Migration, ...] = (
     ("0007_search_merges_apart", FTS_SETTINGS),
 )
 
+SCHEMA_VERSION = len(MIGRATIONS)
+"""The database's user_version once every migration is applied: a writer that finds it needs
+to read nothing else to know that there is nothing to migrate (sqlite/writer.py)."""
+
 READ_NEUTRAL = frozenset(
     {"0005_live_index", "0006_live_index_updated_at", "0007_search_merges_apart"}
 )

@@ -193,21 +193,14 @@ async def save_record(arguments: argparse.Namespace) -> int:
     # Before the store is read and before $EDITOR opens on a body an agent could not save.
     refuse_agent("memory save")
     fields_given = arguments.type is not None or arguments.description is not None
-    from lazy_memory.engine.errors import UnreadableRecords
-
-    replacing = False
     async with cli_service() as service:
-        try:
-            current = await service.recall_if_live(arguments.name)
-        except UnreadableRecords:
-            # A save giving every field replaces it; one that leaves one out fails on it.
-            current, replacing = None, True
-        shown = None if current is None else current.body
-        if current is None and opens_editor(
-            arguments.body, arguments.body_file, fields_given=fields_given
-        ):
-            # A removed record's editor starts from the body a revival keeps, not from nothing.
-            shown = await _removed_body(service, arguments.name)
+        # The record is read here only for the editor to start from; the save reads it once
+        # itself, and its answer says what it did.
+        shown = (
+            await _editor_body(service, arguments.name)
+            if opens_editor(arguments.body, arguments.body_file, fields_given=fields_given)
+            else None
+        )
         body = read_body(arguments.body, arguments.body_file, shown, fields_given=fields_given)
         record = await service.save(
             arguments.name,
@@ -217,19 +210,12 @@ async def save_record(arguments: argparse.Namespace) -> int:
             if_revision=arguments.if_revision,
         )
     if arguments.json:
-        print_json(record.model_dump(mode="json"))
+        # As it always was: the record, and `unchanged` when nothing was written.
+        print_json(record.model_dump(mode="json", exclude={"outcome"}))
     else:
+        from lazy_memory.engine.saving import SaveOutcome
         from lazy_memory.engine.visible import visible_line
 
-        verb = (
-            "replaced the unreadable record"
-            if replacing
-            else "updated"
-            if current
-            else "created"
-            if record.revision == 1
-            else "revived"
-        )
         name = visible_line(record.name)
         if record.unchanged:
             print(
@@ -237,6 +223,11 @@ async def save_record(arguments: argparse.Namespace) -> int:
                 "description and body, so nothing was written"
             )
         else:
+            verb = (
+                "replaced the unreadable record"
+                if record.outcome is SaveOutcome.REPLACED
+                else record.outcome.value
+            )
             print(f"{verb} {name} ({record.type.value}), revision {record.revision}")
         if record.name != arguments.name:
             from lazy_memory.engine.names import spelled
@@ -247,6 +238,18 @@ async def save_record(arguments: argparse.Namespace) -> int:
                 f"{spelled(record.name)}, which it keeps"
             )
     return 0
+
+
+async def _editor_body(service: MemoryService, name: str) -> str | None:
+    """The body $EDITOR starts from: the live record's, else a removed record's last (the
+    body a revival keeps), else none."""
+    from lazy_memory.engine.errors import UnreadableRecords
+
+    try:
+        current = await service.recall_if_live(name)
+    except UnreadableRecords:
+        return None  # a save that leaves a field out fails on it, as a read does
+    return current.body if current is not None else await _removed_body(service, name)
 
 
 async def _removed_body(service: MemoryService, name: str) -> str | None:

@@ -25,6 +25,7 @@ from lazy_memory.engine.identity import Identity
 from lazy_memory.engine.index import UnreadableRecord
 from lazy_memory.engine.ports import Storage, fold_index
 from lazy_memory.engine.records import Actor, ActorKind, RecordContent, RecordType
+from lazy_memory.engine.saving import SaveOutcome
 from lazy_memory.engine.search_parser import parse_query
 from lazy_memory.engine.service import MemoryService
 from lazy_memory.wire.index import encoded_index
@@ -170,7 +171,7 @@ async def test_a_save_giving_every_field_replaces_it(
     saved = await service.save("broken", type="user", description="mended", body="new")
 
     assert (await storage.recall_record("broken")).description == "mended"
-    assert saved.revision >= 2
+    assert (saved.revision >= 2, saved.outcome) == (True, SaveOutcome.REPLACED)
     assert names(await storage.list_index()) == NAMES
     assert await storage.unreadable_records() == []
 

@@ -72,6 +72,20 @@ def test_list_and_search_print_the_others_and_name_it_on_stderr_with_exit_7(
     ]
 
 
+def test_a_save_of_every_field_says_it_replaced_it_and_one_of_some_fails_on_it(
+    lazy: Lazy, environment: dict[str, str]
+) -> None:
+    partial = lazy("memory", "save", "broken", "-d", "mended", environment=environment)
+    replaced = lazy(
+        "memory", "save", "broken", "-t", "user", "-d", "mended", "--body", "new",
+        environment=environment,
+    )  # fmt: skip
+
+    assert partial.returncode == 7, partial.stderr
+    assert replaced.returncode == 0, replaced.stderr
+    assert replaced.stdout.startswith("replaced the unreadable record broken (user), revision ")
+
+
 def test_their_json_is_the_others_and_one_error_object_naming_it(
     lazy: Lazy, environment: dict[str, str]
 ) -> None:

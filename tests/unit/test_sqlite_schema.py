@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from lazy_memory.adapters.sqlite.schema import MIGRATIONS
+from lazy_memory.adapters.sqlite.schema import MIGRATIONS, SCHEMA_VERSION
 from lazy_memory.adapters.sqlite.storage import SqliteStorage
 from lazy_memory.engine.errors import StorageUnavailable
 from lazy_memory.engine.records import Actor, ActorKind, RecordContent, RecordType
@@ -77,6 +77,23 @@ async def test_a_new_store_records_every_migration_and_has_the_schema(tmp_path: 
         ("trigger", "records_fts_after_update"),
         ("trigger", "records_fts_after_delete"),
     } <= others
+
+
+async def test_the_schema_version_is_kept_and_a_store_from_before_it_gets_it(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "memory.db"
+    await created(path)
+    with sqlite3.connect(path) as connection:
+        assert connection.execute("PRAGMA user_version").fetchone() == (SCHEMA_VERSION,)
+        connection.execute("PRAGMA user_version = 0")  # as every store was before it was kept
+
+    await created(path)
+
+    with sqlite3.connect(path) as connection:
+        assert connection.execute("PRAGMA user_version").fetchone() == (SCHEMA_VERSION,)
+        applied = [row[0] for row in connection.execute("SELECT name FROM schema_migrations")]
+    assert applied == [name for name, _ in MIGRATIONS]
 
 
 async def test_a_store_from_a_newer_version_is_refused(tmp_path: Path) -> None:
