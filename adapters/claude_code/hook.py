@@ -22,6 +22,8 @@ from __future__ import annotations
 import math
 import shlex
 
+from lazy_memory.engine.constants import LAUNCH_LOG_FILE
+
 HOOK_WORDS = ("memory", "context", "--hook")
 """lazy's arguments in the hook (rpc/cli's HOOK_WORDS, which answers them first)."""
 HOOK_MARK = " " + " ".join(HOOK_WORDS)
@@ -74,7 +76,7 @@ def hook_command(words: tuple[str, ...], *, bound: int, log_dir: str) -> str:
             f'printf {shlex.quote(marker)} "$why"',
             f'[ -z "${{LAZY_TASK_ID+set}}" ] && [ -w "{data}" ] && printf '
             f'{shlex.quote(logged)} "$(date -u +%Y-%m-%dT%H:%M:%S+00:00)" "$why" '
-            f'>> "{data}/launches.jsonl"',
+            f'>> "{data}/{LAUNCH_LOG_FILE}"',
             "exit 0",
         ]
     )

@@ -7,7 +7,6 @@ from datetime import UTC, datetime, timedelta, timezone
 import pytest
 from pydantic import TypeAdapter
 
-from lazy_memory.adapters.config import DEFAULT_TOOL_RESULT_LIMIT_CHARS
 from lazy_memory.engine import errors
 from lazy_memory.engine.context import LaunchContext
 from lazy_memory.engine.index import IndexEntry
@@ -16,7 +15,7 @@ from lazy_memory.rpc.jsonrpc.methods import METHODS
 from lazy_memory.rpc.jsonrpc.storage_methods import STORAGE_METHODS
 from lazy_memory.wire import index, names
 from lazy_memory.wire.errors import ERROR_CODES, SERVER_ERROR, code_of, error_for_code
-from lazy_memory.wire.memory import DEFAULT_CONTEXT_PAGE_CHARS, ContextPage, RecallResult
+from lazy_memory.wire.memory import ContextPage, RecallResult
 
 
 def test_every_engine_error_has_its_own_code_and_comes_back_as_itself() -> None:
@@ -68,10 +67,6 @@ def test_every_method_in_the_tables_is_named_in_the_wire() -> None:
     assert all(name.startswith(names.STORAGE_PREFIX) for name in STORAGE_METHODS)
     assert set(STORAGE_METHODS) >= names.STORAGE_WRITES
     assert set(METHODS) | set(STORAGE_METHODS) >= names.RECORD_WRITES
-
-
-def test_a_context_page_is_the_tool_result_limit_unless_asked() -> None:
-    assert DEFAULT_CONTEXT_PAGE_CHARS == DEFAULT_TOOL_RESULT_LIMIT_CHARS
 
 
 def test_a_context_page_carries_the_engine_s_launch_context_field_for_field() -> None:
