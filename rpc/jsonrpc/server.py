@@ -46,7 +46,7 @@ from lazy_memory.rpc.jsonrpc.methods import METHODS, Method
 from lazy_memory.rpc.jsonrpc.pygls_io import converter, send_once
 from lazy_memory.rpc.jsonrpc.storage_methods import STORAGE_METHODS
 from lazy_memory.rpc.lifecycle import DRAIN_SECONDS
-from lazy_memory.wire.errors import PARSE_ERROR, code_of
+from lazy_memory.wire.errors import PARSE_ERROR
 from lazy_memory.wire.framing import FramingError, Reader, frame, read_messages
 from lazy_memory.wire.names import MEMORY_CHANGED, RECORD_WRITES, STORAGE_WRITES
 
@@ -301,7 +301,7 @@ def rpc_error(error: LazyMemoryError) -> JsonRpcServerError:
     """The one mapping of engine errors to JSON-RPC errors: stable code; type (and the
     error's own data, such as a rejected compact's fallback reason) in data."""
     data = {"type": reported_name(error), **error.data}
-    return JsonRpcServerError(error.message, code_of(error), data=data)  # type: ignore[no-untyped-call]
+    return JsonRpcServerError(error.message, error.code, data=data)  # type: ignore[no-untyped-call]
 
 
 def build_server(session: Session) -> EngineServer:

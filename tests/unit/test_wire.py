@@ -14,17 +14,16 @@ from lazy_memory.engine.records import RecordType
 from lazy_memory.rpc.jsonrpc.methods import METHODS
 from lazy_memory.rpc.jsonrpc.storage_methods import STORAGE_METHODS
 from lazy_memory.wire import index, names
-from lazy_memory.wire.errors import ERROR_CODES, SERVER_ERROR, code_of, error_for_code
+from lazy_memory.wire.errors import SERVER_ERROR, error_for_code
 from lazy_memory.wire.memory import ContextPage, RecallResult
 
 
 def test_every_engine_error_has_its_own_code_and_comes_back_as_itself() -> None:
-    assert set(ERROR_CODES) == set(errors.LazyMemoryError.__subclasses__())
-    assert len(set(ERROR_CODES.values())) == len(ERROR_CODES)
-    for error_type, code in ERROR_CODES.items():
-        error = error_type("why")
-        assert code_of(error) == code
-        again = error_for_code(code, "why")
+    assert set(errors.LISTED) == set(errors.LazyMemoryError.__subclasses__())
+    codes = [error_type.code for error_type in errors.LISTED]
+    assert len(set(codes)) == len(codes)
+    for error_type in errors.LISTED:
+        again = error_for_code(error_type.code, "why")
         assert type(again) is error_type
         assert again.message == "why"
     assert error_for_code(-32603, "internal") is None
@@ -34,8 +33,8 @@ def test_an_error_without_a_code_of_its_own_has_its_nearest_class_s() -> None:
     class Narrower(errors.NotFound):
         pass
 
-    assert code_of(Narrower("gone")) == ERROR_CODES[errors.NotFound]
-    assert code_of(errors.LazyMemoryError("base")) == SERVER_ERROR
+    assert (Narrower("gone").code, Narrower("gone").exit_status) == (-32010, 3)
+    assert errors.LazyMemoryError("base").code == SERVER_ERROR
 
 
 @pytest.mark.parametrize(
