@@ -14,7 +14,7 @@ from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from lazy_memory.engine.constants import DEFAULT_WARN_BYTES as DEFAULT_WARN_BYTES
+from lazy_memory.engine.constants import DEFAULT_WARN_BYTES
 from lazy_memory.engine.constants import MAX_BODY_BYTES as DEFAULT_MAX_BODY_BYTES
 
 # What a tool result shows whole (measured with the hook's limit below) is the engine's too: a

@@ -53,10 +53,8 @@ from typing import TYPE_CHECKING, TypeVar
 
 from lazy_memory.engine.constants import RECORD_TYPE_NAMES
 from lazy_memory.engine.errors import InvalidRecord, NotFound
-
-# A name quoted for a message is shown_name's, in visible.py, which the launch path reads.
 from lazy_memory.engine.visible import SHOWN_LENGTH as _SHOWN_LENGTH
-from lazy_memory.engine.visible import shown_name as shown_name
+from lazy_memory.engine.visible import shown_name
 from lazy_memory.engine.wording import counted
 
 if TYPE_CHECKING:

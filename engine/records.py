@@ -15,11 +15,8 @@ from lazy_memory.engine.errors import InvalidRecord
 from lazy_memory.engine.kinds import ActorKind as ActorKind
 from lazy_memory.engine.kinds import Operation as Operation
 from lazy_memory.engine.kinds import RecordType as RecordType
-
-# The name rule lives in names.py; these two stay importable from here, where they were.
-from lazy_memory.engine.names import NAME_MAX_LENGTH as NAME_MAX_LENGTH
-from lazy_memory.engine.names import check_name as check_name
-from lazy_memory.engine.names import framing_problem, shown_name
+from lazy_memory.engine.names import check_name, framing_problem
+from lazy_memory.engine.visible import shown_name
 
 if TYPE_CHECKING:
     from lazy_memory.engine.index import UnreadableRecord

@@ -307,9 +307,8 @@ async def show_history(arguments: argparse.Namespace) -> int:
 
 def _print_provenance(entries: list[HistoryEntry]) -> None:
     """Where each import of one record came from: kept in view however often it was edited."""
-    from lazy_memory.engine.names import shown_name
     from lazy_memory.engine.records import Operation
-    from lazy_memory.engine.visible import visible_line
+    from lazy_memory.engine.visible import shown_name, visible_line
 
     for entry in entries:
         origin = entry.provenance
