@@ -1,4 +1,5 @@
-"""The ports the engine needs from the outside world: storage, its change feed, and a clock."""
+"""The ports the engine needs from the outside world: storage (and, optionally, its index in
+batches), its change feed, a clock and a summarizer."""
 
 from __future__ import annotations
 
