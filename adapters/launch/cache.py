@@ -40,7 +40,7 @@ from lazy_memory.engine.constants import (
     SQLITE_FILE,
 )
 
-_PACKAGE = Path(__file__).resolve().parent.parent
+_PACKAGE = Path(__file__).resolve().parents[2]
 _RENDERER = (
     "engine/context.py",
     "engine/delivery.py",
