@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from lazy_memory.engine.constants import SQLITE_FILE
 from lazy_memory.engine.errors import InvalidConfig, LazyMemoryError
 
 if TYPE_CHECKING:
@@ -28,7 +29,7 @@ async def open_storage(settings: Settings) -> Storage:
     if settings.backend == "sqlite":
         from lazy_memory.adapters.sqlite.storage import SqliteStorage
 
-        return await SqliteStorage.open(settings.data_dir / "memory.db")
+        return await SqliteStorage.open(settings.data_dir / SQLITE_FILE)
     if settings.backend == "files":
         from lazy_memory.adapters.files.storage import FileStorage
 

@@ -1,7 +1,7 @@
 """Configuration: the project root, the data directory, lazy.toml, and LAZY_* overrides.
 
 Each setting's default is written once, on its Settings field (most as a DEFAULT_* constant
-here, the [memory] ones and the tool result limit in engine/limits.py); its lazy.toml key,
+here, the [memory] ones and the tool result limit in engine/constants.py); its lazy.toml key,
 LAZY_* variable and check once, in _FILE_SETTINGS. The module stays import-light: the launch
 hook reads it.
 """
@@ -14,13 +14,13 @@ from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from lazy_memory.engine.errors import InvalidConfig
-from lazy_memory.engine.limits import DEFAULT_WARN_BYTES as DEFAULT_WARN_BYTES
-from lazy_memory.engine.limits import MAX_BODY_BYTES as DEFAULT_MAX_BODY_BYTES
+from lazy_memory.engine.constants import DEFAULT_WARN_BYTES
+from lazy_memory.engine.constants import MAX_BODY_BYTES as DEFAULT_MAX_BODY_BYTES
 
 # What a tool result shows whole (measured with the hook's limit below) is the engine's too: a
 # section fitted to the hook's limit names the pages recall cuts at it.
-from lazy_memory.engine.limits import TOOL_RESULT_LIMIT_CHARS as DEFAULT_TOOL_RESULT_LIMIT_CHARS
+from lazy_memory.engine.constants import TOOL_RESULT_LIMIT_CHARS as DEFAULT_TOOL_RESULT_LIMIT_CHARS
+from lazy_memory.engine.errors import InvalidConfig
 
 if TYPE_CHECKING:
     from lazy_memory.adapters.project_key import ProjectKey

@@ -58,7 +58,7 @@ def index_entries(
 ) -> list[IndexEntry]:
     """The index entries of rows of (name, type, description, revision, time), each checked;
     a row that fails is added to failed, with why, and left out. text turns stored text into
-    what was written, when they differ (postgres_text.loaded)."""
+    what was written, when they differ (postgres/text.py loaded)."""
     entries: list[IndexEntry] = []
     types = RECORD_TYPES
     for name, type_, description, revision, at in rows:

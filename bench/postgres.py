@@ -124,7 +124,7 @@ async def bulk_load(dsn: str, project: str, entries: Sequence[HistoryEntry]) -> 
 
 
 def _shared_arguments(entry: HistoryEntry) -> tuple[tuple[object, ...], tuple[object, ...]]:
-    """The values leading and trailing both rows' columns, as postgres_writes.append passes
+    """The values leading and trailing both rows' columns, as postgres/writes.py append passes
     them (RECORD_COLUMNS and HISTORY_COLUMNS differ only in between)."""
     provenance = None if entry.provenance is None else entry.provenance.model_dump_json()
     leading = (

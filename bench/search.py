@@ -31,8 +31,9 @@ from bench.report import machine
 from bench.stores import POSTGRES_MAX_RECORDS, Store, available_backends, build_store
 from lazy_memory.adapters import open_storage
 from lazy_memory.adapters.config import Settings, load_settings
+from lazy_memory.engine.constants import DEFAULT_SEARCH_LIMIT
 from lazy_memory.engine.ports import Storage
-from lazy_memory.engine.search_model import DEFAULT_LIMIT, SearchQuery
+from lazy_memory.engine.search_model import SearchQuery
 from lazy_memory.engine.search_parser import parse_query
 from tests.search_relevance import QUERIES, RANKED_HITS, quality, relevance_records
 
@@ -113,7 +114,7 @@ async def latency(backend: str, records: int, repeat: int, parent: Path) -> Late
 
 async def _timed(storage: Storage, query: SearchQuery) -> float:
     started = time.perf_counter()
-    await storage.search(query, DEFAULT_LIMIT)
+    await storage.search(query, DEFAULT_SEARCH_LIMIT)
     return (time.perf_counter() - started) * 1000
 
 
@@ -168,7 +169,7 @@ def render_document(document: Mapping[str, Any]) -> str:
             _table(quality_rows),
             *misses,
             "",
-            f"Latency of Storage.search (limit {DEFAULT_LIMIT})",
+            f"Latency of Storage.search (limit {DEFAULT_SEARCH_LIMIT})",
             _table(latency_rows),
         ]
     )

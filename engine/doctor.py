@@ -47,6 +47,7 @@ from lazy_memory.engine.compaction import (
     what_helps,
     why_rejected,
 )
+from lazy_memory.engine.constants import TOOL_RESULT_LIMIT_CHARS
 from lazy_memory.engine.context import (
     MEASURED_ROLE,
     Role,
@@ -57,7 +58,6 @@ from lazy_memory.engine.context import (
 )
 from lazy_memory.engine.delivery import fit
 from lazy_memory.engine.index import Indexed, UnreadableRecord
-from lazy_memory.engine.limits import TOOL_RESULT_LIMIT_CHARS
 from lazy_memory.engine.records import Actor, ActorKind, UnreadableRow
 from lazy_memory.engine.wording import counted
 

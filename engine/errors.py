@@ -1,30 +1,33 @@
-"""Typed errors of the memory store.
+"""Typed errors of the memory store, each with its JSON-RPC code and CLI exit status.
 
-The tree::
+The tree, and the one table of codes and exit statuses (each class's `code` and
+`exit_status`, which the wire (wire/errors.py) and the CLI (rpc/cli/errors.py) read)::
 
-    LazyMemoryError              (base; never raised itself)
-    ├── NotFound                 no live record, or no history, by that name
-    ├── InvalidRecord            a name, type, description or body breaks a rule
-    ├── Conflict                 an if_revision compare-and-swap did not match
-    ├── PermissionDenied         the session may not write (an agent)
-    ├── StorageUnavailable       the store cannot be opened, read or written
-    │   └── UnreadableRecords    it holds records it cannot read (and read the rest)
-    ├── CompactRejected          a compact candidate would grow the section
-    ├── LLMUnavailable           the summarizer model could not be used
-    ├── InvalidConfig            lazy.toml or a LAZY_* variable is malformed
-    └── InvalidQuery             a search query is malformed (says where)
+    error                        code    exit
+    LazyMemoryError              -32000  1    (base; never raised itself)
+    ├── NotFound                 -32010  3    no live record, or no history, by that name
+    ├── InvalidRecord            -32011  4    a name, type, description or body breaks a rule
+    ├── Conflict                 -32012  5    an if_revision compare-and-swap did not match
+    ├── PermissionDenied         -32013  6    the session may not write (an agent)
+    ├── StorageUnavailable       -32014  7    the store cannot be opened, read or written
+    │   └── UnreadableRecords                 it holds records it cannot read (and read the rest)
+    ├── CompactRejected          -32015  8    a compact candidate would grow the section
+    ├── LLMUnavailable           -32016  9    the summarizer model could not be used
+    ├── InvalidConfig            -32017  4    lazy.toml or a LAZY_* variable is malformed
+    └── InvalidQuery             -32018  4    a search query is malformed (says where)
 
-Adapters translate their drivers' exceptions into these at their boundary; each has a
-stable JSON-RPC error code in the wire's table (wire/errors.py), and the rpc layer maps
-them to JSON-RPC errors and CLI exit statuses in one place each. A subclass goes by its
-listed class (reported_type): UnreadableRecords is a StorageUnavailable to every client.
-A layer's own refinement (the daemon's DaemonFull) keeps its name (reported_name).
+Adapters translate their drivers' exceptions into these at their boundary. The codes start
+at -32010: LSP claims -32001 (UnknownErrorCode) and -32002 (ServerNotInitialized) of
+JSON-RPC's server-error range, and editors speak LSP to the engine; clients tell errors apart
+by them, so they never change. A subclass inherits its listed class's code and exit status
+and goes by that class (reported_type): UnreadableRecords is a StorageUnavailable to every
+client. A layer's own refinement (the daemon's DaemonFull) keeps its name (reported_name).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, ClassVar
 
 if TYPE_CHECKING:
     from lazy_memory.engine.index import UnreadableRecord
@@ -35,6 +38,12 @@ _REASONS_SAID = 3
 
 class LazyMemoryError(Exception):
     """Base of every error the memory store raises on purpose."""
+
+    code: ClassVar[int] = -32000
+    """Its JSON-RPC error code: JSON-RPC's generic server error, for an error with none of its
+    own."""
+    exit_status: ClassVar[int] = 1
+    """The `lazy` command's exit status when it ends on this error."""
 
     def __init__(self, message: str) -> None:
         super().__init__(message)
@@ -48,6 +57,9 @@ class LazyMemoryError(Exception):
 
 class NotFound(LazyMemoryError):
     """No live record (or no history) exists under the requested name."""
+
+    code = -32010
+    exit_status = 3
 
     def __init__(self, message: str, *, removed_revision: int | None = None) -> None:
         super().__init__(message)
@@ -63,17 +75,29 @@ class NotFound(LazyMemoryError):
 class InvalidRecord(LazyMemoryError):
     """A record's name, type, description or body breaks a rule of the store."""
 
+    code = -32011
+    exit_status = 4
+
 
 class Conflict(LazyMemoryError):
     """A compare-and-swap save found a different revision than the one it expected."""
+
+    code = -32012
+    exit_status = 5
 
 
 class PermissionDenied(LazyMemoryError):
     """The session's identity may not perform this operation (agents are read-only)."""
 
+    code = -32013
+    exit_status = 6
+
 
 class StorageUnavailable(LazyMemoryError):
     """The store cannot be opened, read or written: missing, corrupt, locked or read-only."""
+
+    code = -32014
+    exit_status = 7
 
 
 class UnreadableRecords(StorageUnavailable):
@@ -118,6 +142,9 @@ class UnreadableRecords(StorageUnavailable):
 class CompactRejected(LazyMemoryError):
     """A compact candidate would have grown the section, or not shrunk the plain index."""
 
+    code = -32015
+    exit_status = 8
+
     def __init__(self, message: str, *, fallback_reason: str | None = None) -> None:
         super().__init__(message)
         self.fallback_reason = fallback_reason
@@ -132,13 +159,22 @@ class CompactRejected(LazyMemoryError):
 class LLMUnavailable(LazyMemoryError):
     """The summarizer model could not be reached or gave no usable answer."""
 
+    code = -32016
+    exit_status = 9
+
 
 class InvalidConfig(LazyMemoryError):
     """lazy.toml or a LAZY_* environment variable holds something that cannot be used."""
 
+    code = -32017
+    exit_status = 4
+
 
 class InvalidQuery(LazyMemoryError):
     """A search query cannot be parsed; the message names the offending term and its column."""
+
+    code = -32018
+    exit_status = 4
 
     def __init__(self, message: str, *, column: int | None = None) -> None:
         super().__init__(message)
@@ -156,12 +192,12 @@ LISTED: tuple[type[LazyMemoryError], ...] = (
     InvalidConfig,
     InvalidQuery,
 )
-"""The errors clients tell apart: each has its code, exit status and name on the wire."""
+"""The errors clients tell apart: each has its own code, and its name on the wire."""
 
 
 def reported_type(error: LazyMemoryError) -> type[LazyMemoryError]:
-    """The listed class error goes by (its own, or the nearest it derives from): its code
-    and exit status."""
+    """The listed class error goes by (its own, or the nearest it derives from), whose code
+    and exit status it inherits."""
     for error_type in type(error).__mro__:
         if error_type in LISTED:
             return error_type

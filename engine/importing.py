@@ -17,12 +17,12 @@ from typing import TYPE_CHECKING, Protocol
 
 from pydantic import BaseModel, ConfigDict
 
+from lazy_memory.engine.constants import MAX_BODY_BYTES
 from lazy_memory.engine.errors import Conflict, InvalidRecord
 from lazy_memory.engine.names import derived_name, name_key, name_problem
 from lazy_memory.engine.ports import read_partly
 from lazy_memory.engine.records import (
     DESCRIPTION_MAX_LENGTH,
-    MAX_BODY_BYTES,
     Actor,
     ActorKind,
     Operation,

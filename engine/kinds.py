@@ -1,6 +1,7 @@
 """The kinds a record, a write and its actor come in, as plain enums.
 
-In a module of their own, which imports nothing, so that what renders a launch's section
+In a module of their own, which imports only the constants (where the record types are
+spelled, for the CLI's parser to read too), so that what renders a launch's section
 (engine/index.py, engine/delivery.py) and the readers that hand it plain rows (adapters/)
 name them without importing the record models, and pydantic with them (engine/records.py
 re-exports them, where the rest of the code has always found them).
@@ -10,14 +11,13 @@ from __future__ import annotations
 
 from enum import StrEnum
 
+from lazy_memory.engine.constants import RECORD_TYPE_NAMES
+
 
 class RecordType(StrEnum):
     """The four kinds of knowledge a record holds."""
 
-    USER = "user"
-    FEEDBACK = "feedback"
-    PROJECT = "project"
-    REFERENCE = "reference"
+    USER, FEEDBACK, PROJECT, REFERENCE = RECORD_TYPE_NAMES
 
 
 RECORD_TYPES = {member.value: member for member in RecordType}

@@ -25,9 +25,10 @@ from pydantic import BaseModel
 
 from lazy_memory.engine.compact import Compact
 from lazy_memory.engine.errors import Conflict, NotFound
-from lazy_memory.engine.names import derived_name, name_key, name_problem, shown_name
+from lazy_memory.engine.names import derived_name, name_key, name_problem
 from lazy_memory.engine.ports import Storage
 from lazy_memory.engine.records import HistoryEntry, Operation, Provenance, RecordContent
+from lazy_memory.engine.visible import shown_name
 from lazy_memory.engine.wording import agreeing, counted
 
 RENAMED_SOURCE = "lazy memory migrate"

@@ -52,11 +52,10 @@ import unicodedata
 from collections.abc import Awaitable, Callable, Collection
 from typing import TYPE_CHECKING, TypeVar
 
+from lazy_memory.engine.constants import RECORD_TYPE_NAMES
 from lazy_memory.engine.errors import InvalidRecord, NotFound
-
-# A name quoted for a message is shown_name's, in visible.py, which the launch path reads.
 from lazy_memory.engine.visible import SHOWN_LENGTH as _SHOWN_LENGTH
-from lazy_memory.engine.visible import shown_name as shown_name
+from lazy_memory.engine.visible import shown_name
 from lazy_memory.engine.wording import counted
 
 if TYPE_CHECKING:
@@ -74,10 +73,7 @@ RULE = (
 )
 """The rule in one sentence, for error messages and tool descriptions."""
 
-# Spelled out rather than imported from records (which imports this module); a unit test
-# holds it equal to RecordType.
-RECORD_TYPES = ("user", "feedback", "project", "reference")
-_TYPE_MARK = re.compile(rf"\(\s*({'|'.join(RECORD_TYPES)})\s*\)\s*:", re.IGNORECASE)
+_TYPE_MARK = re.compile(rf"\(\s*({'|'.join(RECORD_TYPE_NAMES)})\s*\)\s*:", re.IGNORECASE)
 _CATEGORY_NAMES = {
     "Cc": "a control character",
     "Cf": "a format character",

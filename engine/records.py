@@ -8,19 +8,15 @@ from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict
 
+from lazy_memory.engine.constants import MAX_BODY_BYTES
 from lazy_memory.engine.errors import InvalidRecord
 
 # The kinds are plain enums in kinds.py, which the launch path reads without the models.
 from lazy_memory.engine.kinds import ActorKind as ActorKind
 from lazy_memory.engine.kinds import Operation as Operation
 from lazy_memory.engine.kinds import RecordType as RecordType
-
-# The body limit lives in limits.py, which configuration reads without the models.
-from lazy_memory.engine.limits import MAX_BODY_BYTES as MAX_BODY_BYTES
-
-# The name rule lives in names.py; these two stay importable from here, where they were.
-from lazy_memory.engine.names import NAME_MAX_LENGTH as NAME_MAX_LENGTH
-from lazy_memory.engine.names import check_name as check_name
+from lazy_memory.engine.names import check_name, framing_problem
+from lazy_memory.engine.visible import shown_name
 
 if TYPE_CHECKING:
     from lazy_memory.engine.index import UnreadableRecord

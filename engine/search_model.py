@@ -14,10 +14,6 @@ from pydantic import BaseModel, ConfigDict, model_validator
 
 from lazy_memory.engine.records import RecordType, is_unicode
 
-DEFAULT_LIMIT = 20
-MAX_LIMIT = 200
-"""How many hits a search returns unless asked, and at most."""
-
 _TOKEN = re.compile(r"[^\W_]+")
 
 Phrase = tuple[str, ...]

@@ -16,6 +16,13 @@ from typing import cast
 from lazy_memory.engine import compacting, launching, saving
 from lazy_memory.engine.compacting import CompactPlan, CompactStatus
 from lazy_memory.engine.compaction import CompactOutcome, Mode, model_plan
+from lazy_memory.engine.constants import (
+    DEFAULT_SEARCH_LIMIT,
+    DEFAULT_WARN_BYTES,
+    MAX_BODY_BYTES,
+    MAX_SEARCH_LIMIT,
+    TOOL_RESULT_LIMIT_CHARS,
+)
 from lazy_memory.engine.context import LaunchContext, Role, unavailable_context
 from lazy_memory.engine.doctor import Diagnosis, diagnose
 from lazy_memory.engine.errors import (
@@ -34,7 +41,6 @@ from lazy_memory.engine.importing import (
     import_plan,
 )
 from lazy_memory.engine.index import IndexEntry, IndexUnavailable, UnreadableRecord
-from lazy_memory.engine.limits import DEFAULT_WARN_BYTES, TOOL_RESULT_LIMIT_CHARS
 from lazy_memory.engine.moving import MoveReport, move_store
 from lazy_memory.engine.names import by_any_spelling, held_spelling, storable
 from lazy_memory.engine.ports import (
@@ -46,9 +52,9 @@ from lazy_memory.engine.ports import (
     fold_index,
     read_partly,
 )
-from lazy_memory.engine.records import MAX_BODY_BYTES, HistoryEntry, Record
+from lazy_memory.engine.records import HistoryEntry, Record
 from lazy_memory.engine.saving import SavedRecord
-from lazy_memory.engine.search_model import DEFAULT_LIMIT, MAX_LIMIT, SearchHit
+from lazy_memory.engine.search_model import SearchHit
 from lazy_memory.engine.search_parser import parse_query
 from lazy_memory.engine.wording import counted
 
@@ -130,10 +136,10 @@ class MemoryService:
         except NotFound:
             return None
 
-    async def search(self, query_text: str, limit: int = DEFAULT_LIMIT) -> list[SearchHit]:
+    async def search(self, query_text: str, limit: int = DEFAULT_SEARCH_LIMIT) -> list[SearchHit]:
         """The live records query_text finds, best first, at most limit (1 to 200) of them."""
-        if not 1 <= limit <= MAX_LIMIT:
-            raise InvalidQuery(f"invalid limit {limit}: ask for 1 to {MAX_LIMIT} hits")
+        if not 1 <= limit <= MAX_SEARCH_LIMIT:
+            raise InvalidQuery(f"invalid limit {limit}: ask for 1 to {MAX_SEARCH_LIMIT} hits")
         return await self.storage.search(parse_query(query_text), limit)
 
     async def search_page(
@@ -144,7 +150,7 @@ class MemoryService:
         Records the store cannot read raise UnreadableRecords, its readable the page of the
         others (and whether more follow), as search's is their hits.
         """
-        if page < 1 or not 1 <= page_size <= MAX_LIMIT:
+        if page < 1 or not 1 <= page_size <= MAX_SEARCH_LIMIT:
             raise InvalidQuery(f"invalid page {page} of {counted(page_size, 'hit')}")
         skip = (page - 1) * page_size
 

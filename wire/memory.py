@@ -13,18 +13,19 @@ from pydantic import BaseModel, Field, StrictBool, model_validator
 
 from lazy_memory.engine.compacting import CompactStatus
 from lazy_memory.engine.compaction import CompactOutcome, Mode
+from lazy_memory.engine.constants import (
+    DEFAULT_SEARCH_LIMIT,
+    MAX_SEARCH_LIMIT,
+    TOOL_RESULT_LIMIT_CHARS,
+)
 from lazy_memory.engine.context import Role
 from lazy_memory.engine.index import IndexUnavailable, UnreadableRecord
 from lazy_memory.engine.records import HistoryEntry, Record, UnreadableRow
-from lazy_memory.engine.search_model import DEFAULT_LIMIT, MAX_LIMIT, SearchHit
+from lazy_memory.engine.search_model import SearchHit
 from lazy_memory.wire.index import IndexEntry
 from lazy_memory.wire.names import CONTEXT
 from lazy_memory.wire.params import OneOf, Params, Sparse
 
-DEFAULT_CONTEXT_PAGE_CHARS = 500_000
-"""A page of the section unless asked: the largest tool result Claude Code takes whole
-(adapters/config.py DEFAULT_TOOL_RESULT_LIMIT_CHARS; a test holds them equal), spelled out
-so that the wire imports no configuration."""
 CONTEXT_NEXT_PAGE = CONTEXT + ' {{"page": {page}}}'
 """How a page of the section names the request for the next one."""
 
@@ -110,7 +111,7 @@ class ContextParams(Params):
 
     role: Role
     page: int | None = Field(default=None, ge=1)
-    page_chars: int = Field(default=DEFAULT_CONTEXT_PAGE_CHARS, ge=1000)
+    page_chars: int = Field(default=TOOL_RESULT_LIMIT_CHARS, ge=1000)
 
 
 class ContextPage(BaseModel):
@@ -162,7 +163,7 @@ class SearchParams(Params):
     """`lazy/search`: a query in the search language, and how many hits to return at most."""
 
     query: str
-    limit: int = Field(default=DEFAULT_LIMIT, ge=1, le=MAX_LIMIT)
+    limit: int = Field(default=DEFAULT_SEARCH_LIMIT, ge=1, le=MAX_SEARCH_LIMIT)
     page: int = Field(default=1, ge=1)
     """With limit as the page size: page 2 is the next limit hits."""
 

@@ -4,8 +4,8 @@ Each file is read as text and as the JSON object it holds; a file that is not a 
 stops the whole set-up untouched. What lazy changes is spliced into the text
 (adapters/json_text.py), so the rest of the file keeps its bytes; a new file is written as
 two-space JSON. Writes are atomic (a temporary file in the same folder, renamed over the old
-one, its mode kept; a symlinked file stays a symlink). See claude_code_plan for what is
-planned and claude_code_note for how `--remove` undoes it.
+one, its mode kept; a symlinked file stays a symlink). See plan.py for what is
+planned and note.py for how `--remove` undoes it.
 """
 
 from __future__ import annotations

@@ -23,6 +23,7 @@ import math
 import shlex
 
 from lazy_memory.adapters.config import HOOK_WORDS, TASK_ID_VARIABLE
+from lazy_memory.engine.constants import LAUNCH_LOG_FILE
 
 HOOK_MARK = " " + " ".join(HOOK_WORDS)
 """How lazy's own hook is recognised, this command or an older one, whatever starts lazy."""
@@ -75,7 +76,7 @@ def hook_command(words: tuple[str, ...], *, bound: int, log_dir: str) -> str:
             # An agent (adapters/config.py is_agent) writes nothing: sh's own test of it.
             f'[ -z "${{{TASK_ID_VARIABLE}+set}}" ] && [ -w "{data}" ] && printf '
             f'{shlex.quote(logged)} "$(date -u +%Y-%m-%dT%H:%M:%S+00:00)" "$why" '
-            f'>> "{data}/launches.jsonl"',
+            f'>> "{data}/{LAUNCH_LOG_FILE}"',
             "exit 0",
         ]
     )

@@ -2,7 +2,7 @@
 
 The note (`<data>/claude-code-setup.json`, private to the user: it may hold a copy of their
 local settings) keeps, per project root, the record the install functions fill in
-(claude_code_setup), and under `files` each file lazy wrote: its text before lazy first
+(setup.py), and under `files` each file lazy wrote: its text before lazy first
 touched it (`original`, null when lazy created it) and a digest of the text lazy last wrote
 (`written`). A file still as lazy left it is put back byte for byte from `original`; one
 edited since, or one whose original is unknown (it held lazy's entries before the note

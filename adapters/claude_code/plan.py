@@ -1,9 +1,9 @@
 """The plan of a `lazy init --claude-code` and of its `--remove`, before anything is written.
 
 A set-up reads `.claude/settings.json`, `.claude/settings.local.json`, `.mcp.json` and
-`.claude/.gitignore`, applies claude_code_setup's edits, and says per file what it would
+`.claude/.gitignore`, applies setup.py's edits, and says per file what it would
 write, spliced into the file's own text so the rest stays byte-identical; it notes in the
-record what each file held before lazy (claude_code_note). A removal puts back each file
+record what each file held before lazy (note.py). A removal puts back each file
 still as lazy left it byte for byte, takes lazy's entries out of one edited since, and
 deletes what the set-up created.
 """
@@ -77,7 +77,7 @@ class SetUp:
 
     invocation: Invocation
     bound: int
-    """Seconds the hook command lets lazy run (claude_code_hook.command_bound)."""
+    """Seconds the hook command lets lazy run (hook.py command_bound)."""
     log_dir: str
     """The launch log's folder when LAZY_DATA is unset, relative to the root if inside it."""
     keep_auto_memory: bool = False

@@ -2,12 +2,12 @@
 
 Pure functions over the parsed JSON of `.claude/settings.json`, `.claude/settings.local.json`
 and `.mcp.json`: each returns a new document and never reorders or rewrites a key it does not
-own (claude_code_files turns the new document into the file's text, edited in place). What
+own (files.py turns the new document into the file's text, edited in place). What
 lazy owns: the SessionStart hook whose command runs `... memory context --hook` (its command
 and timeout, and the matcher an older lazy gave it), the MCP server named `lazy` (its
 command, args and alwaysLoad), that name in `enabledMcpjsonServers`, and `autoMemoryEnabled`
 only when lazy set it. Each install function writes into `record` what it created or
-replaced, so the matching removal can put back exactly what was there (see claude_code_note
+replaced, so the matching removal can put back exactly what was there (see note.py
 for where that record is kept). A removal without a record (the note was lost) infers
 conservatively: it takes out what is recognisably lazy's and leaves anything that might be
 the user's.
@@ -63,7 +63,7 @@ class Invocation:
         return self.words == ("lazy",)
 
     def hook_command(self, bound: int, log_dir: str) -> str:
-        """The SessionStart hook's shell command (see claude_code_hook)."""
+        """The SessionStart hook's shell command (see hook.py)."""
         return hook_command(self.words, bound=bound, log_dir=log_dir)
 
     def mcp_server(self) -> JsonObject:

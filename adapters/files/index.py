@@ -63,7 +63,7 @@ class Index:
         self.live: list[str] = []
         """The names of live records whose latest entry reads, sorted."""
         self.unreadable: dict[str, str] = {}
-        """The names whose latest entry does not read (files_lines.BadLine), and why: live
+        """The names whose latest entry does not read (files/lines.py BadLine), and why: live
         records the store cannot read, in no list of live names."""
         self.generation = 0
         """Grows with every entry applied, so caches built from the index know when it moved."""

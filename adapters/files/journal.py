@@ -34,8 +34,6 @@ from lazy_memory.adapters.files.checkpoint import Checkpoint, read_checkpoint, w
 from lazy_memory.adapters.files.entries import Written
 from lazy_memory.adapters.files.index import Index, Slot, changes_between
 from lazy_memory.adapters.files.layout import (
-    CHECKPOINT,
-    HISTORY,
     LOCK,
     FileKey,
     corrupt,
@@ -57,6 +55,7 @@ from lazy_memory.adapters.files.lines import (
     whole_entry,
 )
 from lazy_memory.adapters.row_checks import as_text
+from lazy_memory.engine.constants import CHECKPOINT_FILE, HISTORY_FILE
 from lazy_memory.engine.errors import InvalidRecord, StorageUnavailable
 from lazy_memory.engine.kinds import Operation
 
@@ -76,8 +75,8 @@ class Journal:
 
     def __init__(self, root: Path) -> None:
         self.root = root
-        self.history_path = root / HISTORY
-        self.checkpoint_path = root / CHECKPOINT
+        self.history_path = root / HISTORY_FILE
+        self.checkpoint_path = root / CHECKPOINT_FILE
         self.lock_path = root / LOCK
         # Guards the index and the read descriptor between the threads of one process; a
         # writer takes the flock first, then this, never the other way round.
@@ -185,8 +184,8 @@ class Journal:
                 continue
             if (entry.revision, entry.description) != (slot.revision, slot.description):
                 raise self._corrupt(
-                    f"{CHECKPOINT} points at byte {slot.offset} of {HISTORY}, which holds "
-                    "another entry"
+                    f"{CHECKPOINT_FILE} points at byte {slot.offset} of {HISTORY_FILE}, which "
+                    "holds another entry"
                 )
             entries.append(entry)
         return entries
@@ -316,7 +315,7 @@ class Journal:
             holds = 0 if self._reader is None else self._size()
             raise self._corrupt(
                 f"it reflects {checkpoint.history_entries} history entries ({end} bytes) but "
-                f"{HISTORY} holds {holds} bytes that do not end one there",
+                f"{HISTORY_FILE} holds {holds} bytes that do not end one there",
                 self.checkpoint_path,
             )
 
@@ -373,7 +372,7 @@ class Journal:
 
     def _require_reader(self) -> int:
         if self._reader is None:
-            raise self._corrupt(f"{HISTORY} is missing")
+            raise self._corrupt(f"{HISTORY_FILE} is missing")
         return self._reader
 
     def _close_reader(self) -> None:

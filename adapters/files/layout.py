@@ -9,14 +9,12 @@ import stat
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from lazy_memory.engine.constants import CHECKPOINT_FILE, HISTORY_FILE
 from lazy_memory.engine.errors import StorageUnavailable
 
 if TYPE_CHECKING:
     from pydantic import ValidationError
 
-HISTORY = "memory-history.json"
-CHECKPOINT = "memories.json"
-COMPACT = "memory-compact.json"
 LOCK = ".memory.lock"
 
 FileKey = tuple[int, int, int]
@@ -54,7 +52,7 @@ def mode_of(target: Path) -> int:
 
 def remove_stale_temps(root: Path) -> None:
     """Temporary files of replacements that a killed process left (under the flock)."""
-    for name in (CHECKPOINT, HISTORY):
+    for name in (CHECKPOINT_FILE, HISTORY_FILE):
         for temp in root.glob(f".{name}.*.tmp"):
             with contextlib.suppress(FileNotFoundError):
                 temp.unlink()

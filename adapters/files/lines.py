@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 from lazy_memory.adapters.files.entries import Written, written
-from lazy_memory.adapters.files.layout import HISTORY, corrupt
+from lazy_memory.adapters.files.layout import corrupt
 from lazy_memory.adapters.row_checks import (
     ACTOR_KINDS,
     OPERATIONS,
@@ -39,6 +39,7 @@ from lazy_memory.adapters.row_checks import (
     time_problem,
     type_problem,
 )
+from lazy_memory.engine.constants import HISTORY_FILE
 
 if TYPE_CHECKING:
     from lazy_memory.adapters.files.index import Slot
@@ -94,7 +95,7 @@ def whole_entry(line: bytes, offset: int, history: Path) -> HistoryEntry | BadLi
     """The whole entry the line at offset of history holds, read by its model, or the BadLine
     it is; a line cut short makes the store corrupt."""
     if not line.endswith(b"\n"):
-        raise corrupt(history, f"the entry at byte {offset} of {HISTORY} is cut short")
+        raise corrupt(history, f"the entry at byte {offset} of {HISTORY_FILE} is cut short")
     return vouched_for(entry(line), offset, history)
 
 

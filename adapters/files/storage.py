@@ -28,7 +28,6 @@ from lazy_memory.adapters.durable import replace_file
 from lazy_memory.adapters.files.index import Index, index_batches, unreadable_records
 from lazy_memory.adapters.files.journal import Journal
 from lazy_memory.adapters.files.layout import (
-    COMPACT,
     FileKey,
     corrupt,
     file_key,
@@ -38,6 +37,7 @@ from lazy_memory.adapters.files.layout import (
 from lazy_memory.adapters.files.lines import BadLine
 from lazy_memory.adapters.row_checks import as_text, unreadable
 from lazy_memory.engine.compact import Compact
+from lazy_memory.engine.constants import COMPACT_FILE
 from lazy_memory.engine.errors import (
     Conflict,
     InvalidRecord,
@@ -84,7 +84,7 @@ class FileStorage:
         self._listeners: list[ChangeListener] = []
         self._watcher: asyncio.Task[None] | None = None
         self._journal = Journal(root)
-        self._compact = root / COMPACT
+        self._compact = root / COMPACT_FILE
         self._compact_cache: tuple[FileKey, Compact] | None = None
         # The search index and the generation of the journal's index it was built at.
         self._search_index: tuple[int, SearchIndex, list[UnreadableRecord]] | None = None
@@ -365,7 +365,7 @@ class FileStorage:
     def _replace_compact(self, data: bytes) -> None:
         create_data_dir(self.root)
         now = time.time()
-        for temp in self.root.glob(f".{COMPACT}.*.tmp"):
+        for temp in self.root.glob(f".{COMPACT_FILE}.*.tmp"):
             with contextlib.suppress(FileNotFoundError):
                 if now - temp.stat().st_mtime > _STALE_COMPACT_SECONDS:
                     temp.unlink()

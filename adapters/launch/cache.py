@@ -34,6 +34,12 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from lazy_memory.adapters.config import Settings
+from lazy_memory.engine.constants import (
+    CHECKPOINT_FILE,
+    COMPACT_FILE,
+    HISTORY_FILE,
+    SQLITE_FILE,
+)
 
 _PACKAGE = Path(__file__).resolve().parents[2]
 """The folder holding engine/, adapters/ and rpc/, which _RENDERER's paths are relative to."""
@@ -61,11 +67,10 @@ _RENDERER = (
 
 
 _STORE_FILES = {
-    "sqlite": ("memory.db", "memory.db-wal"),
-    "files": ("memory-history.json", "memories.json", "memory-compact.json"),
+    "sqlite": (SQLITE_FILE, f"{SQLITE_FILE}-wal"),
+    "files": (HISTORY_FILE, CHECKPOINT_FILE, COMPACT_FILE),
 }
-"""Each backend's files, the first of which exists once the store does. Spelled out rather
-than imported from the adapters, which the kept path need not import."""
+"""Each backend's files, the first of which exists once the store does."""
 
 
 class Kept(NamedTuple):
@@ -112,7 +117,7 @@ def cache_key(settings: Settings, role: str) -> str | None:
             return None
         parts.append(f"{status.st_ino}:{status.st_size}:{status.st_mtime_ns}")
     if settings.backend == "sqlite":
-        parts.append(_wal_index_header(first.with_name("memory.db-shm")))
+        parts.append(_wal_index_header(first.with_name(f"{SQLITE_FILE}-shm")))
     for module in _RENDERER:
         try:
             status = os.stat(_PACKAGE / module)

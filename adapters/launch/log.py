@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from lazy_memory.adapters.config import is_agent
+from lazy_memory.engine.constants import LAUNCH_LOG_FILE
 
-LOG_FILE = "launches.jsonl"
 _KEEP_BYTES = 256 * 1024
 """Past this size the log keeps only its newer half: it is a window, not an archive."""
 
@@ -36,7 +36,7 @@ def record_launch(data_dir: Path, channel: str, context: dict[str, Any]) -> None
         "channel": channel,
         **{key: value for key, value in context.items() if key != "text"},
     }
-    path = data_dir / LOG_FILE
+    path = data_dir / LAUNCH_LOG_FILE
     try:
         if not data_dir.is_dir() or not os.access(data_dir, os.W_OK):
             return
@@ -59,7 +59,7 @@ def record_launch(data_dir: Path, channel: str, context: dict[str, Any]) -> None
 def last_launches(data_dir: Path, count: int = 1) -> list[dict[str, Any]]:
     """The newest count launches in the log, newest last; none if there is no log."""
     try:
-        lines = (data_dir / LOG_FILE).read_text(encoding="utf-8").splitlines()
+        lines = (data_dir / LAUNCH_LOG_FILE).read_text(encoding="utf-8").splitlines()
     except (OSError, UnicodeDecodeError):
         return []
     launches = []

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from lazy_memory.adapters.config import Settings
+from lazy_memory.engine.constants import SQLITE_FILE
 
 if TYPE_CHECKING:
     from lazy_memory.engine.index import IndexEntry, UnreadableRecord
@@ -63,7 +64,7 @@ def launch_state(settings: Settings, trusted: str | None) -> LaunchState:
     if settings.backend not in LIGHT_BACKENDS or settings.remote:
         raise NotRead(f"the {settings.backend} backend is read through the engine")
     if settings.backend == "sqlite":
-        return _sqlite_state(settings.data_dir / "memory.db", trusted)
+        return _sqlite_state(settings.data_dir / SQLITE_FILE, trusted)
     return _files_state(settings.data_dir, trusted)
 
 
@@ -89,7 +90,7 @@ def _sqlite_state(path: Path, trusted: str | None) -> LaunchState:
 def _files_state(root: Path, trusted: str | None) -> LaunchState:
     from lazy_memory.adapters.files.index import index_batches, unreadable_records
     from lazy_memory.adapters.files.journal import Journal
-    from lazy_memory.adapters.files.layout import COMPACT
+    from lazy_memory.engine.constants import COMPACT_FILE
 
     journal = Journal(root)
     try:
@@ -100,7 +101,7 @@ def _files_state(root: Path, trusted: str | None) -> LaunchState:
             )
         )
         try:
-            stored: bytes | None = (root / COMPACT).read_bytes()
+            stored: bytes | None = (root / COMPACT_FILE).read_bytes()
         except FileNotFoundError:
             stored = None
         compact, digest = _compact(stored, trusted)

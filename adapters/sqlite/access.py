@@ -36,7 +36,7 @@ _MAX_PAUSE_SECONDS = 0.002
 _T = TypeVar("_T")
 logger = logging.getLogger(__name__)
 Work = Callable[[sqlite3.Connection], _T]
-"""What one operation does with the connection, on the connection's thread."""
+"""What one operation does with the connection, on the store handle's thread."""
 
 
 class Access:

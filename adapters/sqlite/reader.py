@@ -22,7 +22,7 @@ of these, chosen from what is on disk at the time:
 The schema is checked as each connection opens: a database without one reads as empty; one
 that lacks a migration reads depend on raises SchemaTooOld, for the handle to apply it as a
 write; one from a newer version is refused. Migrations reads do not depend on (an index, the
-search index's merge settings) do not hold reading up (sqlite_schema.READ_NEUTRAL).
+search index's merge settings) do not hold reading up (sqlite/schema.py READ_NEUTRAL).
 """
 
 from __future__ import annotations

@@ -1,11 +1,13 @@
 """The SQLite backend, the default: one WAL-mode database file shared by every process.
 
-Each store handle owns one connection. Every operation is one call on it, a write being a
-whole IMMEDIATE transaction (begin, read the revision, write, commit), so the write lock is
-held for a fraction of a millisecond. Small operations (a save, a removal, one record, the
-change marker) run right on the event loop when the database is free: a thread hand-off
-costs more than they do. The rest, and any operation that finds the database locked, run
-on the connection's own thread, so the event loop never waits on a lock or a long read.
+Each store handle reads through a reader connection until its first write and through a
+writer from then on (sqlite/access.py), both used from one thread of its own. Every
+operation is one call on a connection, a write being a whole IMMEDIATE transaction (begin,
+read the revision, write, commit), so the write lock is held for a fraction of a
+millisecond. Small operations (a save, a removal, one record, the change marker) run right
+on the event loop when the database is free: a thread hand-off costs more than they do. The
+rest, and any operation that finds the database locked, run on the handle's thread, so the
+event loop never waits on a lock or a long read.
 
 Writers in other processes queue on SQLite's own lock. SQLite's built-in busy handler sleeps
 1, 2, 5, 10 ms... between tries, far longer than a transaction here holds the lock, so a
@@ -86,7 +88,7 @@ class SqliteStorage:
     """Records, history and the compact slot in one SQLite database.
 
     Writes are IMMEDIATE transactions, so writers in other processes queue on SQLite's own
-    lock; within this process the connection's single thread runs one operation at a time,
+    lock; within this process the handle's single thread runs one operation at a time,
     so transactions never interleave.
     """
 
@@ -326,7 +328,7 @@ class SqliteStorage:
         inline work (small, quick reads and writes) runs right here on the event loop when
         the database is not busy and no connection has to be opened first, sparing two
         thread hand-offs; anything else, and inline work that found another process holding
-        the lock, runs on the connection's thread, which waits out the lock. The one place
+        the lock, runs on the handle's thread, which waits out the lock. The one place
         sqlite3 and OS errors become the engine's StorageUnavailable; on a full disk it says
         how much is free and, for a write that gave it, the room it needs. Text that is not
         UTF-8 makes work read again leniently (sqlite/failures.py), so the rows that hold it

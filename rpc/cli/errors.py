@@ -7,9 +7,10 @@ reads standard output:
     {"error": {"type": "NotFound", "message": "...", "exit_status": 3, "data": {}}}
     {"warning": {"message": "..."}}
 
-`type` is the engine's error (engine/errors.py), or `UsageError` (exit 2), `Interrupted`
-(130), `InternalError` (70, a bug); `data` is what the error carries besides its message (the
-JSON-RPC error's data: a removed record's revision, a rejected compact's fallback reason).
+`type` is the engine's error (engine/errors.py, whose classes carry their exit statuses), or
+`UsageError` (exit 2), `Interrupted` (130), `InternalError` (70, a bug); `data` is what the
+error carries besides its message (the JSON-RPC error's data: a removed record's revision, a
+rejected compact's fallback reason).
 The shape is documented in the README's errors section; tests/e2e/test_command_line.py holds it.
 """
 
@@ -19,37 +20,12 @@ import json
 import sys
 from typing import TYPE_CHECKING
 
-from lazy_memory.engine.errors import (
-    CompactRejected,
-    Conflict,
-    InvalidConfig,
-    InvalidQuery,
-    InvalidRecord,
-    LazyMemoryError,
-    LLMUnavailable,
-    NotFound,
-    PermissionDenied,
-    StorageUnavailable,
-    reported_name,
-    reported_type,
-)
+from lazy_memory.engine.errors import LazyMemoryError, reported_name
 
 if TYPE_CHECKING:
     import argparse
 
-EXIT_STATUSES: dict[type[LazyMemoryError], int] = {
-    NotFound: 3,
-    InvalidRecord: 4,
-    InvalidConfig: 4,
-    InvalidQuery: 4,
-    Conflict: 5,
-    PermissionDenied: 6,
-    StorageUnavailable: 7,
-    CompactRejected: 8,
-    LLMUnavailable: 9,
-}
-"""Exit status of each engine error; 1 for any other, 2 for a usage error, 70 for a bug."""
-
+# An engine error exits with its class's exit_status (engine/errors.py); these are the rest.
 EXIT_USAGE = 2
 EXIT_INTERNAL = 70
 EXIT_INTERRUPTED = 130
@@ -84,8 +60,7 @@ def report(
 
 def report_error(error: LazyMemoryError) -> int:
     """Report an engine error; its exit status."""
-    status = EXIT_STATUSES.get(reported_type(error), 1)
-    return report(reported_name(error), str(error), status, error.data)
+    return report(reported_name(error), str(error), error.exit_status, error.data)
 
 
 def report_usage(parser: argparse.ArgumentParser, message: str) -> int:

@@ -22,7 +22,7 @@ def print_preview(plan: ImportPlan) -> None:
 
     Names, paths and reasons come from files anyone may have written: all made visible.
     """
-    from lazy_memory.engine.names import shown_name
+    from lazy_memory.engine.visible import shown_name
     from lazy_memory.engine.visible import visible_line as shown
 
     if not plan.directories:

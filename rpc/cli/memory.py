@@ -7,6 +7,7 @@ import sys
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from lazy_memory.engine.constants import RECORD_TYPE_NAMES
 from lazy_memory.rpc.cli import compact, migrate
 from lazy_memory.rpc.cli.body import opens_editor, read_body
 from lazy_memory.rpc.cli.common import (
@@ -23,11 +24,6 @@ from lazy_memory.rpc.usage import UsageError
 if TYPE_CHECKING:
     from lazy_memory.engine.records import HistoryEntry
     from lazy_memory.engine.service import MemoryService
-
-# Spelled out so that building the parser imports none of the engine's models (pydantic);
-# tests/unit/test_cli.py holds it equal to RecordType.
-RECORD_TYPES = ("user", "feedback", "project", "reference")
-"""The record types, as the engine's RecordType names them."""
 
 
 def add_commands(commands: Any) -> None:
@@ -64,7 +60,7 @@ def add_commands(commands: Any) -> None:
     )
     show.set_defaults(run=show_record)
 
-    types = ", ".join(RECORD_TYPES)
+    types = ", ".join(RECORD_TYPE_NAMES)
     save = subcommands.add_parser(
         "save",
         parents=[parent],
@@ -314,9 +310,8 @@ async def show_history(arguments: argparse.Namespace) -> int:
 
 def _print_provenance(entries: list[HistoryEntry]) -> None:
     """Where each import of one record came from: kept in view however often it was edited."""
-    from lazy_memory.engine.names import shown_name
     from lazy_memory.engine.records import Operation
-    from lazy_memory.engine.visible import visible_line
+    from lazy_memory.engine.visible import shown_name, visible_line
 
     for entry in entries:
         origin = entry.provenance

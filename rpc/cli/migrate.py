@@ -64,7 +64,8 @@ async def migrate_store(arguments: argparse.Namespace) -> int:
 def _print_renamed(report: MoveReport) -> None:
     """Each name the target holds under a derived name, one a line, the original escaped
     (a second spelling of a name with its code points, as it looks like the first)."""
-    from lazy_memory.engine.names import name_problem, shown_name, spelled
+    from lazy_memory.engine.names import name_problem, spelled
+    from lazy_memory.engine.visible import shown_name
 
     if not report.renamed:
         return

@@ -7,14 +7,8 @@ import os
 import sys
 from typing import Any
 
+from lazy_memory.engine.constants import DEFAULT_SEARCH_LIMIT, MAX_SEARCH_LIMIT
 from lazy_memory.rpc.cli.common import all_read, cli_service, common_flags, print_json
-
-# The engine's DEFAULT_LIMIT and MAX_LIMIT (engine/search_model.py), spelled out so that building
-# the parser imports none of the engine's models; tests/unit/test_cli.py holds them equal.
-DEFAULT_LIMIT = 20
-"""Hits shown when --limit is not given."""
-MAX_LIMIT = 200
-"""The most hits a search may ask for."""
 
 _BOLD_RED = "\x1b[1;31m"  # how grep marks its matches
 _RESET = "\x1b[0m"
@@ -39,9 +33,9 @@ def add_commands(commands: Any) -> None:
     search.add_argument(
         "--limit",
         type=_limit,
-        default=DEFAULT_LIMIT,
+        default=DEFAULT_SEARCH_LIMIT,
         metavar="N",
-        help=f"show at most N hits, 1 to {MAX_LIMIT} (default {DEFAULT_LIMIT})",
+        help=f"show at most N hits, 1 to {MAX_SEARCH_LIMIT} (default {DEFAULT_SEARCH_LIMIT})",
     )
     search.set_defaults(run=search_records)
 
@@ -74,11 +68,13 @@ async def search_records(arguments: argparse.Namespace) -> int:
 
 
 def _limit(text: str) -> int:
-    """--limit's value: a whole number from 1 to MAX_LIMIT, else a usage error."""
+    """--limit's value: a whole number from 1 to MAX_SEARCH_LIMIT, else a usage error."""
     try:
         limit = int(text)
     except ValueError:
         limit = 0
-    if not 1 <= limit <= MAX_LIMIT:
-        raise argparse.ArgumentTypeError(f"give a number from 1 to {MAX_LIMIT}, not {text!r}")
+    if not 1 <= limit <= MAX_SEARCH_LIMIT:
+        raise argparse.ArgumentTypeError(
+            f"give a number from 1 to {MAX_SEARCH_LIMIT}, not {text!r}"
+        )
     return limit

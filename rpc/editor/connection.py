@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from lsprotocol import types
 from pygls.workspace import TextDocument
 
+from lazy_memory.engine.constants import MAX_SEARCH_LIMIT
 from lazy_memory.engine.errors import InvalidQuery, LazyMemoryError
 from lazy_memory.engine.index import IndexEntry
 from lazy_memory.engine.ports import Change
@@ -28,7 +29,6 @@ from lazy_memory.engine.references import (
     reference_at,
     references_in,
 )
-from lazy_memory.engine.search_model import MAX_LIMIT
 from lazy_memory.engine.service import MemoryService
 from lazy_memory.rpc.editor import translate
 from lazy_memory.rpc.editor.catalog import Catalog
@@ -117,7 +117,7 @@ class EditorConnection:
         if not query.strip():
             return list(entries.values())
         try:
-            hits = await self._service.search(query, MAX_LIMIT)
+            hits = await self._service.search(query, MAX_SEARCH_LIMIT)
         except InvalidQuery:
             # Symbol queries arrive as the user types: `type:` alone is not a query yet.
             return [entry for name, entry in entries.items() if query.lower() in name.lower()]

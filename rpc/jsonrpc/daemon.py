@@ -38,6 +38,7 @@ from lazy_memory.rpc.jsonrpc.connection_limits import (
 )
 from lazy_memory.rpc.jsonrpc.front_door import Arrival, FrontDoor, raise_file_limit
 from lazy_memory.rpc.jsonrpc.listener import listen
+from lazy_memory.rpc.jsonrpc.pygls_private import in_flight
 from lazy_memory.rpc.jsonrpc.quiet_log import QuietLog
 from lazy_memory.rpc.jsonrpc.server import (
     Authenticator,
@@ -219,10 +220,9 @@ class _Daemon:
         self.door.close()
         await _cancel(list(self.connections))
         # Only now: a connection reads what is already buffered before its cancel lands,
-        # and pygls keeps each request's task here until it is answered (annotated as a
-        # concurrent.futures.Future, it holds asyncio tasks for async handlers).
+        # and pygls holds each request's task in flight until it is answered.
         running: list[Any] = [
-            request for server in servers for request in server.protocol._request_futures.values()
+            request for server in servers for request in in_flight(server.protocol)
         ]
         await _cancel([request for request in running if isinstance(request, asyncio.Future)])
 

@@ -27,7 +27,6 @@ from pygls.exceptions import (
     JsonRpcServerNotInitialized,
 )
 from pygls.lsp.server import LanguageServer
-from pygls.protocol import LanguageServerProtocol
 from pygls.protocol.language_server import lsp_method
 
 from lazy_memory.engine.errors import (
@@ -44,9 +43,16 @@ from lazy_memory.rpc.editor.connection import EditorConnection
 from lazy_memory.rpc.editor.features import add_editor_features
 from lazy_memory.rpc.jsonrpc.methods import METHODS, Method
 from lazy_memory.rpc.jsonrpc.pygls_io import converter, send_once
+from lazy_memory.rpc.jsonrpc.pygls_private import (
+    HookedProtocol,
+    forget_finished,
+    in_flight,
+    is_shut_down,
+    mark_shut_down,
+)
 from lazy_memory.rpc.jsonrpc.storage_methods import STORAGE_METHODS
 from lazy_memory.rpc.lifecycle import DRAIN_SECONDS
-from lazy_memory.wire.errors import PARSE_ERROR, code_of
+from lazy_memory.wire.errors import PARSE_ERROR
 from lazy_memory.wire.framing import FramingError, Reader, frame, read_messages
 from lazy_memory.wire.names import MEMORY_CHANGED, RECORD_WRITES, STORAGE_WRITES
 
@@ -127,12 +133,12 @@ class EngineServer(LanguageServer):
     @property
     def busy(self) -> bool:
         """True while a request or notification of this client is still being handled."""
-        return any(not future.done() for future in self.protocol._request_futures.values())
+        return any(not future.done() for future in in_flight(self.protocol))
 
     @property
     def shut_down(self) -> bool:
         """True once the client has sent shutdown (so exit is a clean one)."""
-        return bool(self.protocol._shutdown)
+        return is_shut_down(self.protocol)
 
     async def stop(self, seconds: float = DRAIN_SECONDS) -> None:
         """Refuse new requests, and give those already running seconds to be answered.
@@ -145,10 +151,10 @@ class EngineServer(LanguageServer):
     async def answer_running(self, seconds: float | None = None) -> None:
         """Wait (at most seconds) until what the client sent, the caller aside, is answered.
 
-        pygls keeps each request's and notification's task in _request_futures until it is
-        done; the other entries are this server's requests, which only the client can end.
+        Of what pygls holds in flight, the server's own requests are left: only the client
+        can end them.
         """
-        futures: list[Any] = list(self.protocol._request_futures.values())
+        futures = in_flight(self.protocol)
         current = asyncio.current_task()
         running = [f for f in futures if isinstance(f, asyncio.Task) and not f.done()]
         running = [task for task in running if task is not current]
@@ -203,15 +209,19 @@ class EngineServer(LanguageServer):
             raise JsonRpcInternalError(f"{what} failed; the engine log has why") from None
 
 
-class EngineProtocol(LanguageServerProtocol):
+class EngineProtocol(HookedProtocol):
     """LSP, except that exit closes this connection instead of ending the process."""
 
-    _server: EngineServer
+    @property
+    def engine(self) -> EngineServer:
+        """This connection's server."""
+        server: EngineServer = self.owner
+        return server
 
     @lsp_method(types.EXIT)
     def lsp_exit(self, *args: Any) -> Generator[Any, Any, None]:
         """Close this connection; the daemon's other clients carry on."""
-        self._server.closed.set()
+        self.engine.closed.set()
         yield from ()
 
     @lsp_method(types.SHUTDOWN)
@@ -220,71 +230,61 @@ class EngineProtocol(LanguageServerProtocol):
 
         pygls cancels them (-32800): a save among them may have written unacknowledged.
         """
-        self._shutdown = True
-        yield self._server.answer_running, (), None
+        mark_shut_down(self)
+        yield self.engine.answer_running, (), None
 
     def handle_message(self, message: Any) -> None:
         """Answer a request this connection may not make yet (or any more) with an error."""
-        self._server.last_active = time.monotonic()
-        # pygls files every notification's handler under a fresh id and never removes it
-        # (only requests are removed, when answered): without this a connection that lives
-        # for hours keeps every didChange it was sent.
-        for done in [key for key, future in self._request_futures.items() if future.done()]:
-            del self._request_futures[done]
+        self.engine.last_active = time.monotonic()
+        forget_finished(self)
         message_id = getattr(message, "id", None)
         refusal = self._refusal(getattr(message, "method", None))
         if refusal is not None and message_id is not None:
-            self._send_response(message_id, error=refusal.to_response_error())
+            self.refuse(message_id, refusal.to_response_error())
             return
         super().handle_message(message)
 
     def _refusal(self, method: str | None) -> JsonRpcException | None:
         """Only initialize and shutdown before initialize; never initialize again after it,
         as a connection's identity never changes."""
-        initialized = self._server.service is not None
+        initialized = self.engine.service is not None
         if method is None:
             return None
         if not initialized and method not in (types.INITIALIZE, types.EXIT, types.SHUTDOWN):
             return JsonRpcServerNotInitialized("send initialize first (with a valid token)")
         if initialized and method == types.INITIALIZE:
             return JsonRpcInvalidRequest("this connection is initialized already")
-        if self._shutdown and method != types.EXIT:
+        if is_shut_down(self) and method != types.EXIT:
             return JsonRpcInvalidRequest("this connection is shut down: only exit may follow")
-        if self._server.stopping and method not in (types.EXIT, types.SHUTDOWN):
+        if self.engine.stopping and method not in (types.EXIT, types.SHUTDOWN):
             stopping = "the engine is stopping: this request was not run; send it again"
             return rpc_error(StorageUnavailable(stopping))
         return None
 
-    def _send_response(self, msg_id: Any, result: Any = None, error: Any = None) -> None:
-        """Answer a request; the answer restarts the connection's idle time."""
-        self._server.last_active = time.monotonic()
-        super()._send_response(msg_id, result, error)
+    def answered(self) -> None:
+        """An answer restarts the connection's idle time."""
+        self.engine.last_active = time.monotonic()
 
-    def _send_data(self, data: Any) -> None:
-        """Send a message; a result in plain JSON (every table method's) is written once
-        (rpc/replies.py), anything else as pygls sends it."""
+    def sent_own_way(self, data: Any, serialize: Callable[[Any], Any]) -> bool:
+        """A result in plain JSON (every table method's) is written once
+        (rpc/jsonrpc/pygls_io.py); anything else pygls sends."""
         try:
-            serialize, kind, charset = self._serialize_message, self.CONTENT_TYPE, self.CHARSET
-            if send_once(self.writer, data, serialize, kind, charset):
-                return
+            return send_once(self.writer, data, serialize, self.CONTENT_TYPE, self.CHARSET)
         except BrokenPipeError:
             logger.debug("the client is gone: its answer could not be sent")
             raise
         except Exception as error:
-            self._server._report_server_error(error, JsonRpcInternalError)
-            return
-        super()._send_data(data)
+            self.engine.report_server_error(error, JsonRpcInternalError)
+            return True
 
-    def _get_handler(self, feature_name: str) -> Any:
-        """The table's methods, else what pygls has registered (LSP and the editor's).
+    def own_handler(self, method: str) -> Any:
+        """The table's methods; the rest (LSP's and the editor's) are registered with pygls.
 
         Registering the table on every connection's server cost a daemon ~3 ms and ~20 KB a
         connection (pygls inspects each handler's signature and type hints).
         """
-        method = _TABLE.get(feature_name)
-        if method is None:
-            return super()._get_handler(feature_name)
-        return _handler(self._server, method)
+        table_method = _TABLE.get(method)
+        return None if table_method is None else _handler(self.engine, table_method)
 
     # pygls caches these two with lru_cache on the method (hence the ignored override): its
     # 128 entries, keyed by the protocol, kept the last 64 connections' servers alive.
@@ -301,7 +301,7 @@ def rpc_error(error: LazyMemoryError) -> JsonRpcServerError:
     """The one mapping of engine errors to JSON-RPC errors: stable code; type (and the
     error's own data, such as a rejected compact's fallback reason) in data."""
     data = {"type": reported_name(error), **error.data}
-    return JsonRpcServerError(error.message, code_of(error), data=data)  # type: ignore[no-untyped-call]
+    return JsonRpcServerError(error.message, error.code, data=data)  # type: ignore[no-untyped-call]
 
 
 def build_server(session: Session) -> EngineServer:

@@ -21,10 +21,10 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from lazy_memory.engine.constants import DEFAULT_SEARCH_LIMIT, MAX_SEARCH_LIMIT
 from lazy_memory.engine.context import Role
 from lazy_memory.engine.errors import InvalidQuery, LazyMemoryError, NotFound
 from lazy_memory.engine.index import IndexEntry
-from lazy_memory.engine.search_model import DEFAULT_LIMIT, MAX_LIMIT
 from lazy_memory.engine.service import MemoryService
 from lazy_memory.rpc.web import history, pages
 from lazy_memory.rpc.web.live import ChangeBroadcast
@@ -122,12 +122,12 @@ class WebView:
     async def search(self, request: Request) -> Response:
         """`/search?q=QUERY[&limit=N]`: what the project's query language finds."""
         query = request.query_params.get("q")
-        limit = _integer(request.query_params.get("limit")) or DEFAULT_LIMIT
+        limit = _integer(request.query_params.get("limit")) or DEFAULT_SEARCH_LIMIT
         since = self.broadcast.sequence
         if query is None:
             return self._html(pages.search_page("", None, None), since)
         try:
-            hits = await self.service.search(query, min(limit, MAX_LIMIT))
+            hits = await self.service.search(query, min(limit, MAX_SEARCH_LIMIT))
         except InvalidQuery as error:
             return self._html(pages.search_page(query, None, error.message), since, 400)
         return self._html(pages.search_page(query, hits, None), since)

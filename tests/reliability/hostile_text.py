@@ -22,7 +22,8 @@ from lazy_memory.engine.context import (
     UNAVAILABLE,
     WRITTEN_SINCE,
 )
-from lazy_memory.engine.records import DESCRIPTION_MAX_LENGTH, NAME_MAX_LENGTH, RecordType
+from lazy_memory.engine.names import NAME_MAX_LENGTH
+from lazy_memory.engine.records import DESCRIPTION_MAX_LENGTH, RecordType
 
 SQL = (
     "'; DROP TABLE records; --",

@@ -27,7 +27,6 @@ import pytest
 from lazy_memory.adapters import open_storage
 from lazy_memory.adapters.config import Settings
 from lazy_memory.engine.errors import StorageUnavailable
-from lazy_memory.wire.errors import ERROR_CODES
 from tests.e2e.jsonrpc import RawClient
 from tests.reliability.conftest import Figures, Scale
 from tests.reliability.engines import SpawnEngine
@@ -213,7 +212,7 @@ def assert_refusals_are_clear(
     """Each refusal is StorageUnavailable, on one line, naming the store and why."""
     for error in errors:
         assert error is not None, "a save was accepted"
-        assert error["code"] == ERROR_CODES[StorageUnavailable], error
+        assert error["code"] == StorageUnavailable.code, error
         assert error["data"] == {"type": "StorageUnavailable"}, error
         message = error["message"]
         assert "\n" not in message, message

@@ -10,9 +10,10 @@ import pytest
 from lazy_memory.adapters import service_factory
 from lazy_memory.adapters.config import DEFAULT_MAX_BODY_BYTES, load_settings
 from lazy_memory.adapters.sqlite.storage import SqliteStorage
+from lazy_memory.engine.constants import MAX_BODY_BYTES
 from lazy_memory.engine.errors import InvalidConfig, InvalidRecord
 from lazy_memory.engine.importing import HarnessMemory, HarnessScan
-from lazy_memory.engine.records import MAX_BODY_BYTES, authored_content
+from lazy_memory.engine.records import authored_content
 from lazy_memory.engine.service import MemoryService
 from tests.unit.test_service import BUILDER, FixedClock
 
@@ -26,8 +27,8 @@ async def storage(tmp_path: Path) -> AsyncIterator[SqliteStorage]:
     await storage.aclose()
 
 
-def test_the_default_is_64_kib_and_the_configuration_spells_out_the_same() -> None:
-    assert MAX_BODY_BYTES == DEFAULT_MAX_BODY_BYTES == 64 * 1024
+def test_the_default_is_64_kib() -> None:
+    assert MAX_BODY_BYTES == 64 * 1024
 
 
 def test_a_body_at_the_limit_is_taken_and_one_byte_over_is_refused_naming_both_sizes() -> None:

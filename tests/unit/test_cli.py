@@ -9,9 +9,7 @@ import sys
 from pathlib import Path
 
 from lazy_memory.engine.doctor import Remedy
-from lazy_memory.engine.records import RecordType
-from lazy_memory.engine.search_model import DEFAULT_LIMIT, MAX_LIMIT
-from lazy_memory.rpc.cli import doctor, memory, search
+from lazy_memory.rpc.cli import doctor
 
 REPOSITORY = Path(__file__).parents[2]
 
@@ -39,16 +37,14 @@ def test_building_the_parser_imports_neither_pydantic_nor_a_backend() -> None:
 
     heavy = {"pydantic", "asyncio", "aiosqlite", "asyncpg", "sqlite3", "pygls", "mcp", "yaml"}
     assert modules & heavy == set()
-    # The errors, the limits the configuration's defaults come from, and the wording of
-    # counts: none imports a model.
+    # The errors, the constants (record types, limits), and the wording of counts: none
+    # imports a model.
     assert not {module for module in modules if module.startswith("lazy_memory.engine.")} - {
         "lazy_memory.engine.errors",
-        "lazy_memory.engine.limits",
+        "lazy_memory.engine.constants",
         "lazy_memory.engine.wording",
     }
 
 
-def test_what_the_parser_spells_out_is_what_the_engine_defines() -> None:
-    assert tuple(member.value for member in RecordType) == memory.RECORD_TYPES
-    assert (search.DEFAULT_LIMIT, search.MAX_LIMIT) == (DEFAULT_LIMIT, MAX_LIMIT)
+def test_doctor_has_an_exit_status_for_every_remedy() -> None:
     assert set(doctor.EXIT_STATUSES) == {member.value for member in Remedy}

@@ -11,7 +11,8 @@ import pytest
 from bench.corpus import CORPUS_ACTOR, TYPE_SHARES, fill_store, realistic_records
 from lazy_memory.adapters import open_storage
 from lazy_memory.adapters.config import Settings
-from lazy_memory.engine.records import RecordContent, RecordType, check_description, check_name
+from lazy_memory.engine.names import check_name
+from lazy_memory.engine.records import RecordContent, RecordType, check_description
 
 SIZES = (1, 10, 60, 500, 10_000)
 

@@ -8,6 +8,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from bench.corpus import realistic_records
+from lazy_memory.engine.constants import TOOL_RESULT_LIMIT_CHARS
 from lazy_memory.engine.context import (
     DOCTOR_POINTER,
     PREAMBLES,
@@ -24,7 +25,6 @@ from lazy_memory.engine.delivery import (
     priority_order,
 )
 from lazy_memory.engine.index import IndexEntry, index_line
-from lazy_memory.engine.limits import TOOL_RESULT_LIMIT_CHARS
 from lazy_memory.engine.records import RecordType
 
 START = datetime(2026, 1, 1, tzinfo=UTC)

@@ -17,7 +17,6 @@ from lazy_memory.engine.errors import InvalidRecord
 from lazy_memory.engine.identity import Identity
 from lazy_memory.engine.names import (
     NAME_MAX_LENGTH,
-    RECORD_TYPES,
     check_name,
     check_writable_name,
     derived_name,
@@ -45,10 +44,6 @@ def test_illegal_names_are_refused_saying_why(name: str, problem: str) -> None:
     assert problem in message
     assert message.isprintable(), "the message shows the name escaped, on one line"
     assert len(message) < 600, "a huge name is cut in the message"
-
-
-def test_the_record_types_are_spelled_as_record_type_has_them() -> None:
-    assert tuple(member.value for member in RecordType) == RECORD_TYPES
 
 
 @pytest.mark.parametrize("name", list(ILLEGAL))

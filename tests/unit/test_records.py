@@ -6,10 +6,10 @@ import pytest
 
 from lazy_memory.engine.errors import InvalidRecord
 from lazy_memory.engine.index import collapse_whitespace
+from lazy_memory.engine.names import check_name
 from lazy_memory.engine.records import (
     RecordType,
     authored_content,
-    check_name,
     imported_content,
     parse_type,
 )

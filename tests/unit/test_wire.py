@@ -7,7 +7,6 @@ from datetime import UTC, datetime, timedelta, timezone
 import pytest
 from pydantic import TypeAdapter
 
-from lazy_memory.adapters.config import DEFAULT_TOOL_RESULT_LIMIT_CHARS
 from lazy_memory.engine import errors
 from lazy_memory.engine.context import LaunchContext
 from lazy_memory.engine.index import IndexEntry
@@ -15,17 +14,16 @@ from lazy_memory.engine.records import RecordType
 from lazy_memory.rpc.jsonrpc.methods import METHODS
 from lazy_memory.rpc.jsonrpc.storage_methods import STORAGE_METHODS
 from lazy_memory.wire import index, names
-from lazy_memory.wire.errors import ERROR_CODES, SERVER_ERROR, code_of, error_for_code
-from lazy_memory.wire.memory import DEFAULT_CONTEXT_PAGE_CHARS, ContextPage, RecallResult
+from lazy_memory.wire.errors import SERVER_ERROR, error_for_code
+from lazy_memory.wire.memory import ContextPage, RecallResult
 
 
 def test_every_engine_error_has_its_own_code_and_comes_back_as_itself() -> None:
-    assert set(ERROR_CODES) == set(errors.LazyMemoryError.__subclasses__())
-    assert len(set(ERROR_CODES.values())) == len(ERROR_CODES)
-    for error_type, code in ERROR_CODES.items():
-        error = error_type("why")
-        assert code_of(error) == code
-        again = error_for_code(code, "why")
+    assert set(errors.LISTED) == set(errors.LazyMemoryError.__subclasses__())
+    codes = [error_type.code for error_type in errors.LISTED]
+    assert len(set(codes)) == len(codes)
+    for error_type in errors.LISTED:
+        again = error_for_code(error_type.code, "why")
         assert type(again) is error_type
         assert again.message == "why"
     assert error_for_code(-32603, "internal") is None
@@ -35,8 +33,8 @@ def test_an_error_without_a_code_of_its_own_has_its_nearest_class_s() -> None:
     class Narrower(errors.NotFound):
         pass
 
-    assert code_of(Narrower("gone")) == ERROR_CODES[errors.NotFound]
-    assert code_of(errors.LazyMemoryError("base")) == SERVER_ERROR
+    assert (Narrower("gone").code, Narrower("gone").exit_status) == (-32010, 3)
+    assert errors.LazyMemoryError("base").code == SERVER_ERROR
 
 
 @pytest.mark.parametrize(
@@ -68,10 +66,6 @@ def test_every_method_in_the_tables_is_named_in_the_wire() -> None:
     assert all(name.startswith(names.STORAGE_PREFIX) for name in STORAGE_METHODS)
     assert set(STORAGE_METHODS) >= names.STORAGE_WRITES
     assert set(METHODS) | set(STORAGE_METHODS) >= names.RECORD_WRITES
-
-
-def test_a_context_page_is_the_tool_result_limit_unless_asked() -> None:
-    assert DEFAULT_CONTEXT_PAGE_CHARS == DEFAULT_TOOL_RESULT_LIMIT_CHARS
 
 
 def test_a_context_page_carries_the_launch_context_s_first_fields_and_its_page() -> None:

@@ -45,7 +45,7 @@ def strings(tree: ast.AST) -> list[tuple[int, str, str]]:
                 ):
                     continue
                 if isinstance(part.value, ast.Name) and part.value.id.isupper():
-                    continue  # a constant: CONFIG_FILE names a file, MAX_LIMIT is never 1
+                    continue  # a constant: CONFIG_FILE names a file, MAX_SEARCH_LIMIT is never 1
                 found.append((node.lineno, "", str(following.value)))
     return found
 
