@@ -34,7 +34,8 @@ from typing import Any, NamedTuple
 
 from lazy_memory.adapters.config import Settings
 
-_PACKAGE = Path(__file__).resolve().parent.parent
+_PACKAGE = Path(__file__).resolve().parents[2]
+"""The lazy_memory package, whose modules the renderer list names."""
 _RENDERER = (
     "engine/context.py",
     "engine/delivery.py",
