@@ -78,16 +78,40 @@ SERIAL = frozenset(
         "tests/e2e/test_postgres_errors.py",  # a statement timeout of 0.5 s; stops the PostgreSQL
         "tests/e2e/test_postgres.py",  # a restart races the change feed's last notification
         "tests/e2e/test_sigterm.py",  # every server must exit within a second of SIGTERM
-        "tests/e2e/test_launch_hook.py",  # a hook that waits on a lock must end within seconds
+        # a hook that waits on a lock, a mute store or a hung file system ends within seconds
+        "tests/e2e/test_launch_hook.py::test_a_store_that_accepts_and_never_answers",
+        "tests/e2e/test_launch_hook.py::test_a_store_whose_write_lock_is_held_prints_its_index",
+        "tests/e2e/test_launch_hook.py::test_a_store_that_hangs_the_light_render_gives_the_marker_in_time",
         "tests/e2e/web/test_command.py",  # the server must stop within 3 s of SIGTERM
-        "tests/unit/test_store_reads.py",  # reads beside a held lock must answer within 1.5 s
-        "tests/unit/test_sqlite_storage.py",  # a save waits out a lock of 0.5 s and no longer
-        "tests/unit/test_summarizers.py",  # a hanging API must time out within 2 s
+        # reads beside a held lock must answer within 1.5 s
+        "tests/unit/test_store_reads.py::test_reads_do_not_wait_for_another_process_holding_the_write_lock",
+        # a save waits out a lock of 0.5 s, and one of 1 s past a busy timeout of 0.2 s fails
+        "tests/unit/test_sqlite_storage.py::test_a_save_waits_out_another_writer_without_blocking_the_event_loop",
+        "tests/unit/test_sqlite_storage.py::test_a_lock_held_past_the_busy_timeout_fails_the_save_and_writes_nothing",
+        # a hanging API times out within 2 s; a command killed at 1 s has started its child
+        "tests/unit/test_summarizers.py::test_a_hanging_api_times_out_within_the_setting_whatever_the_retries",
+        "tests/unit/test_summarizers.py::test_a_hanging_command_is_killed_with_what_it_started",
     }
 )
-"""The modules marked `serial`, and why: each times itself against a bound that a busy machine
-can push it past. `.ci/run` runs them in a pass of their own, one at a time (`-m serial -n 0`),
-as the suite ran before it had workers; the rest run on every core (`-m 'not serial'`)."""
+"""The modules, or single tests (`module::function`, every parameter of it), marked `serial`,
+and why: each times itself against a bound that a busy machine can push it past. `.ci/run`
+runs them in a pass of their own, one at a time (`-m serial -n 0`), as the suite ran before it
+had workers; the rest run on every core (`-m 'not serial'`). A module is named whole only
+when most of its tests are timed; otherwise its timed tests are named one by one."""
+
+FIRST = (
+    "tests/unit/test_bench_smoke.py::",  # 103 s, 34 s, 18 s, 17 s
+    "tests/e2e/test_light_hook.py::test_the_states_say_what_they_promise",  # 4 of 10-15 s
+    "tests/e2e/test_names.py::test_the_command_line_saves_every_legal_name_and_refuses_every",
+    "tests/e2e/test_imported_records.py::test_every_real_world_name_is_edited_removed_and",
+    "tests/e2e/test_launch_cache.py::test_settings_and_roles_render_anew",  # 2 of 12 s
+)
+"""The beginnings of the node ids of the suite's longest tests (10 s to 100 s each on this
+2-core machine, in CI's run), longest first: the workers get them before every other test
+but the groups (xdist's loadgroup hands out the groups of tests that share a worker first,
+largest first), so that a pass never ends waiting on one of them while the other worker has
+nothing left to do. Only the balance depends on it: a test renamed away is handed out in its
+place among the others, and should be named here again."""
 
 MACHINE_WIDE = frozenset({"tests/unit/test_sqlite_reads.py"})  # reads /proc/locks
 """Modules that use what the whole machine shares, as the tests that need root do (tmpfs and
@@ -138,19 +162,34 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         if fixtures & _BROWSER_FIXTURES:
             item.add_marker(CHROMIUM)
         module = item.nodeid.split("::", 1)[0]
-        if module in SERIAL:
+        serial = not SERIAL.isdisjoint(_names(item))
+        if serial:
             item.add_marker(pytest.mark.serial)
-        group = _xdist_group(item, module)
+        group = _xdist_group(item, module, serial)
         if group is not None:
             item.add_marker(pytest.mark.xdist_group(group))
+    items.sort(key=_handed_out)
     if config.args_source is pytest.Config.ArgsSource.TESTPATHS:
         _check_listed(items)
 
 
-def _xdist_group(item: pytest.Item, module: str) -> str | None:
+def _names(item: pytest.Item) -> tuple[str, str]:
+    """What SERIAL may call the test: its module, or its module and function."""
+    module = item.nodeid.split("::", 1)[0]
+    return module, f"{module}::{getattr(item, 'originalname', item.name)}"
+
+
+def _handed_out(item: pytest.Item) -> int:
+    """Where the test goes in the order the workers are given tests: FIRST's, then the rest."""
+    return next(
+        (rank for rank, first in enumerate(FIRST) if item.nodeid.startswith(first)), len(FIRST)
+    )
+
+
+def _xdist_group(item: pytest.Item, module: str, serial: bool) -> str | None:
     """EXCLUSIVE, the module's path when a fixture of the test is shared across the module, or
     None: the test goes to any free worker."""
-    if module in SERIAL | MACHINE_WIDE or item.get_closest_marker(ROOT) is not None:
+    if serial or module in MACHINE_WIDE or item.get_closest_marker(ROOT) is not None:
         return EXCLUSIVE
     definitions = getattr(item, "_fixtureinfo", None)
     for defined in definitions.name2fixturedefs.values() if definitions else ():
@@ -160,8 +199,9 @@ def _xdist_group(item: pytest.Item, module: str) -> str | None:
 
 
 def _check_listed(items: list[pytest.Item]) -> None:
-    """Refuse a whole-suite run in which a module SERIAL or MACHINE_WIDE names holds no test
-    (moved or renamed): its tests would run beside others, and `-m serial` could run none."""
-    modules = {item.nodeid.split("::", 1)[0] for item in items}
-    if stale := sorted((SERIAL | MACHINE_WIDE) - modules):
-        raise pytest.UsageError(f"tests/conftest.py names modules with no test: {stale}")
+    """Refuse a whole-suite run in which a module or test that SERIAL or MACHINE_WIDE names
+    is missing (moved or renamed): its tests would run beside others, and `-m serial` could
+    run none."""
+    names = {name for item in items for name in _names(item)}
+    if stale := sorted((SERIAL | MACHINE_WIDE) - names):
+        raise pytest.UsageError(f"tests/conftest.py names modules or tests with none: {stale}")

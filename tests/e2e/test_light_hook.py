@@ -34,6 +34,13 @@ LIGHT = (
     "open(sys.argv[1], 'w').write(json.dumps(sorted(sys.modules))); sys.exit(status)"
 )
 """The hook as `lazy` runs it, telling which modules it imported in a file of its own."""
+COMMANDS = (
+    "import json, sys; from lazy_memory.rpc.cli import main; "
+    "sys.exit(next(filter(None, map(main, json.loads(sys.argv[1]))), 0))"
+)
+"""`lazy` commands run one after another in one process, up to the first that fails: a state's
+set-up, which these tests do not compare and which would start a process per record (the
+write a moment before each launch is still a process of its own, `Store.save`)."""
 ENGINE = (
     "import asyncio, sys; from lazy_memory.rpc.cli.hook import run_hook; "
     "sys.exit(asyncio.run(run_hook()))"
@@ -74,8 +81,12 @@ class Store:
         assert done.returncode == 0, done.stderr
         return done
 
+    def lazy_in_one_process(self, *commands: list[str]) -> None:
+        done = self._run(["-c", COMMANDS, json.dumps(commands)], self.environment)
+        assert done.returncode == 0, done.stderr
+
     def save(self, name: str, description: str, type_: str = "project") -> None:
-        self.lazy("memory", "save", name, "-t", type_, "-d", description, "--body", "b")
+        self.lazy(*saving(name, description, type_))
 
     def configure(self, toml: str) -> None:
         (self.project / "lazy.toml").write_text(toml, encoding="utf-8")
@@ -113,9 +124,17 @@ class Store:
         )
 
 
-def seeded(store: Store, count: int = 5) -> None:
-    for number in range(count):
-        store.save(f"note-{number:02d}", f"what note {number} says, in a line of its own")
+def saving(name: str, description: str, type_: str = "project") -> list[str]:
+    """The `lazy` command that saves one record."""
+    return ["memory", "save", name, "-t", type_, "-d", description, "--body", "b"]
+
+
+def seeded(store: Store, count: int = 5, *then: list[str]) -> None:
+    """`count` records, then any further commands, in one process."""
+    notes = [
+        saving(f"note-{n:02d}", f"what note {n} says, in a line of its own") for n in range(count)
+    ]
+    store.lazy_in_one_process(*notes, *then)
 
 
 def empty(store: Store) -> None:
@@ -128,11 +147,14 @@ def plain(store: Store) -> None:
 
 def compacted(store: Store) -> None:
     """A compact, a record written and one updated since it, and one removed since."""
-    seeded(store)
-    store.lazy("memory", "compact", "--mechanical")
-    store.save("fresh", "written after the compact", "user")
-    store.save("note-01", "updated after the compact")
-    store.lazy("memory", "rm", "note-02")
+    seeded(
+        store,
+        5,
+        ["memory", "compact", "--mechanical"],
+        saving("fresh", "written after the compact", "user"),
+        saving("note-01", "updated after the compact"),
+        ["memory", "rm", "note-02"],
+    )
 
 
 def unreadable_compact(store: Store) -> None:
