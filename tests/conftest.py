@@ -1,6 +1,6 @@
 """Fixtures for every test: each test gets its own data directory and a clean identity.
 
-Also the component markers (tests/components.py): each test that needs PostgreSQL, root or
+Also the component markers (tests/support/components.py): each test that needs PostgreSQL, root or
 Chromium is marked here, from what it uses, so `-m 'not postgres and not root and not chromium'`
 leaves it out.
 
@@ -22,10 +22,10 @@ from typing import Any
 
 import pytest
 
-from tests.components import CHROMIUM, POSTGRES, ROOT
-from tests.fake_anthropic import fake_anthropic, no_real_anthropic  # noqa: F401
-from tests.postgres import postgres_server  # noqa: F401
 from tests.reliability.figures import FIGURES, WORKER_OUTPUT, write_figures
+from tests.support.components import CHROMIUM, POSTGRES, ROOT
+from tests.support.fake_anthropic import fake_anthropic, no_real_anthropic  # noqa: F401
+from tests.support.postgres import postgres_server  # noqa: F401
 
 _ISOLATED_VARIABLES = (
     "LAZY_DATA",

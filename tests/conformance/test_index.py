@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import os
 import sys
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
@@ -14,11 +14,11 @@ from lazy_memory.engine.compact import Compact
 from lazy_memory.engine.errors import Conflict
 from lazy_memory.engine.index import IndexEntry
 from lazy_memory.engine.ports import Storage
-from lazy_memory.engine.records import Actor, ActorKind, Operation, RecordContent, RecordType
-from tests.conformance.conftest import OpenStorage
+from lazy_memory.engine.records import Operation, RecordContent, RecordType
+from tests.support.actors import ALICE
+from tests.support.clocks import T0
+from tests.support.stores import OpenStorage
 
-ALICE = Actor(kind=ActorKind.HUMAN, detail="alice")
-T0 = datetime(2026, 11, 30, 8, 0, tzinfo=UTC)
 LATER = T0 + timedelta(hours=1, microseconds=250)
 WRITER = Path(__file__).with_name("writer.py")
 REPOSITORY = Path(__file__).parents[2]

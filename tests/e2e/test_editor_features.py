@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.jsonrpc import RawClient
+from tests.support.jsonrpc import RawClient
 
 StartEditor = Callable[..., Awaitable[RawClient]]
 URI = "file:///project/notes.md"

@@ -17,8 +17,8 @@ from mcp.types import TextContent
 
 from lazy_memory.engine.context import COMPACT_PREAMBLES, PREAMBLES, Role
 from tests.e2e.conftest import Lazy
-from tests.e2e.jsonrpc import RawClient
 from tests.e2e.test_mcp import Connect, connect  # noqa: F401  (the fixture)
+from tests.support.jsonrpc import RawClient
 
 
 async def engine_section(tmp_path: Path, project: Path, role: str, **environment: str) -> str:

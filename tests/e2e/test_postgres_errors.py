@@ -16,7 +16,6 @@ import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -25,14 +24,14 @@ import pytest
 
 from lazy_memory.adapters.postgres.storage import PostgresStorage
 from lazy_memory.engine.errors import StorageUnavailable
-from lazy_memory.engine.records import Actor, ActorKind, RecordContent, RecordType
+from lazy_memory.engine.records import RecordContent, RecordType
 from tests.e2e.conftest import Lazy
-from tests.e2e.jsonrpc import RawClient
-from tests.postgres import PostgresServer, fresh_project, wait_for_backend
+from tests.support.actors import ALICE
+from tests.support.clocks import T0
+from tests.support.jsonrpc import RawClient
+from tests.support.postgres import PostgresServer, fresh_project, wait_for_backend
 
-ALICE = Actor(kind=ActorKind.HUMAN, detail="alice")
 NOTE = RecordContent(name="note", type=RecordType.USER, description="a note", body="body")
-T0 = datetime(2026, 12, 1, 8, 0, tzinfo=UTC)
 WAIT_SECONDS = 30.0
 INTERNAL = (-32603, 70)
 _databases = itertools.count(1)

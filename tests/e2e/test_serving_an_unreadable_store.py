@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 from mcp.types import TextContent
 
-from tests.e2e.jsonrpc import RawClient
 from tests.e2e.test_mcp import Connect, connect  # noqa: F401  (the fixture)
+from tests.support.jsonrpc import RawClient
 
 MARKER = "MEMORY INDEX UNAVAILABLE ("
 STORAGE_UNAVAILABLE = -32014

@@ -7,8 +7,8 @@ or `ploy` alone would find nothing.
 
 from __future__ import annotations
 
-from tests.e2e.jsonrpc import RawClient
 from tests.e2e.test_editor_features import INLAY_HINTS, StartEditor, save, start_editor  # noqa: F401  (the fixture)
+from tests.support.jsonrpc import RawClient
 
 
 async def names(client: RawClient, query: str) -> list[str]:

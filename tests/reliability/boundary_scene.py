@@ -24,7 +24,7 @@ from lazy_memory.engine.identity import Identity
 from lazy_memory.engine.records import Actor, ActorKind
 from lazy_memory.engine.service import MemoryService
 from tests.reliability.live_engine import LAZY
-from tests.reliability.stores import Snapshot, snapshot
+from tests.reliability.snapshots import Snapshot, snapshot
 from tests.reliability.write_paths import SEED_DESCRIPTION, SEEDED
 
 SEEDER = Identity(actor=Actor(kind=ActorKind.BUILDER, detail="seeder"))

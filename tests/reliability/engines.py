@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.jsonrpc import RawClient
+from tests.support.jsonrpc import RawClient
 
 SpawnEngine = Callable[[Mapping[str, str], Path], Awaitable[RawClient]]
 """Start `lazy engine` with this environment, its stderr in this file; a raw client on it."""

@@ -23,7 +23,7 @@ from lazy_memory.engine.context import Role
 from lazy_memory.engine.doctor import Diagnosis, Remedy
 from lazy_memory.engine.errors import CompactRejected
 from lazy_memory.engine.service import MemoryService
-from tests.fake_anthropic import FakeAnthropic, Received
+from tests.support.fake_anthropic import FakeAnthropic, Received
 from tests.unit.test_compact_rules import (
     COMMANDS,
     OVER,

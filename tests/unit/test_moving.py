@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
@@ -16,11 +16,11 @@ from lazy_memory.engine.identity import Identity
 from lazy_memory.engine.moving import CompactMove, MoveReport, move_store
 from lazy_memory.engine.names import derived_name
 from lazy_memory.engine.ports import Storage
-from lazy_memory.engine.records import Actor, ActorKind, Operation, RecordContent, RecordType
+from lazy_memory.engine.records import Operation, RecordContent, RecordType
 from lazy_memory.engine.service import MemoryService
+from tests.support.actors import ALICE
+from tests.support.clocks import T0, FixedClock
 
-ALICE = Actor(kind=ActorKind.HUMAN, detail="alice")
-T0 = datetime(2026, 11, 30, 8, 0, tzinfo=UTC)
 COMPACT = Compact(
     preamble="Memory summary",
     summary="- a: first",
@@ -29,11 +29,6 @@ COMPACT = Compact(
     generated_by=ALICE,
     watermark={"a": 2},
 )
-
-
-class FixedClock:
-    def now(self) -> datetime:
-        return T0
 
 
 @pytest.fixture

@@ -14,7 +14,6 @@ import asyncio
 import json
 from collections.abc import AsyncIterator, Generator
 from contextlib import asynccontextmanager
-from datetime import UTC, datetime
 from typing import Any
 
 import asyncpg
@@ -27,15 +26,15 @@ from lazy_memory.adapters.postgres.schema import MIGRATIONS, MIGRATIONS_TABLE
 from lazy_memory.adapters.postgres.storage import PostgresStorage
 from lazy_memory.engine.errors import InvalidConfig, StorageUnavailable
 from lazy_memory.engine.identity import Identity
-from lazy_memory.engine.records import Actor, ActorKind, RecordContent, RecordType
+from lazy_memory.engine.records import RecordContent, RecordType
 from lazy_memory.engine.service import MemoryService
 from lazy_memory.rpc.cli import main
 from lazy_memory.rpc.jsonrpc.server import Grant, Session, build_server, serve_connection
 from lazy_memory.wire.framing import frame
+from tests.support.actors import ALICE
+from tests.support.clocks import T0
 
-ALICE = Actor(kind=ActorKind.HUMAN, detail="alice")
 NOTE = RecordContent(name="note", type=RecordType.USER, description="d", body="b")
-T0 = datetime(2026, 12, 1, 8, 0, tzinfo=UTC)
 DSN = "postgresql://lazy@127.0.0.1:5432/memory"
 
 RETRIED = {

@@ -7,7 +7,7 @@ exercises the keying of rows by project. As root, the server's
 binaries run as the `postgres` user: initdb refuses to run as root.
 
 Without the binaries the tests that need the server skip, saying what to install; under CI
-they fail (tests/components.py).
+they fail (tests/support/components.py).
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from pathlib import Path
 import asyncpg
 import pytest
 
-from tests.components import POSTGRES, missing
+from tests.support.components import POSTGRES, missing
 
 _START_ATTEMPTS = 3
 _projects = itertools.count(1)

@@ -3,7 +3,7 @@
 One server answers both kinds of client the tests run: the anthropic SDK in the summarizers
 (a JSON answer), and the real Claude Code CLI (`claude -p`), which POSTs
 `/v1/messages?beta=true` with `"stream": true` and reads the answer as server-sent events
-(tests/anthropic_messages.py builds them, and the other answers). As the real API does, a
+(tests/support/anthropic_messages.py builds them, and the other answers). As the real API does, a
 request that asks for a stream gets one, any other gets the message as JSON, and an error is
 JSON either way.
 
@@ -43,7 +43,7 @@ from typing import Any, Self
 
 import pytest
 
-from tests.anthropic_messages import (
+from tests.support.anthropic_messages import (
     DEFAULT_MODEL,
     Answer,
     Received,
@@ -90,7 +90,7 @@ __all__ = [
     "text",
 ]
 """What tests import from here: the server, its fixtures, and the request and answer shapes of
-tests/anthropic_messages.py."""
+tests/support/anthropic_messages.py."""
 
 FAKE_API_KEY = "sk-ant-fake-test-key"
 UNREACHABLE_BASE_URL = "http://127.0.0.1:9"
