@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -18,13 +17,6 @@ from tests.support.actors import BUILDER_SESSION
 from tests.support.clocks import NOON, FixedClock
 
 LIMIT = 1_000
-
-
-@pytest.fixture
-async def storage(tmp_path: Path) -> AsyncIterator[SqliteStorage]:
-    storage = await SqliteStorage.open(tmp_path / "memory.db")
-    yield storage
-    await storage.aclose()
 
 
 def test_the_default_is_64_kib_and_the_configuration_spells_out_the_same() -> None:

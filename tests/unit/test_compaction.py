@@ -7,7 +7,7 @@ The model is a scripted summarizer with canned answers; the store is a real one.
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -53,13 +53,6 @@ class ScriptedSummarizer:
     def known_failure(self) -> None:
         """Nothing is known before a call: a scripted failure happens at the call."""
         return None
-
-
-@pytest.fixture
-async def storage(tmp_path: Path) -> AsyncIterator[SqliteStorage]:
-    storage = await SqliteStorage.open(tmp_path / "memory.db")
-    yield storage
-    await storage.aclose()
 
 
 def service(

@@ -31,7 +31,6 @@ from tests.unit.test_compact_rules import (
     State,
     behind_cheaper_than_a_recompact,
     current,
-    storage,  # noqa: F401  (the fixture)
 )
 from tests.unit.test_compaction import merged_themes, service
 
@@ -118,7 +117,7 @@ and what the advice said helps then is what ends the walk."""
 @pytest.mark.parametrize("state", [state for state, _ in STATES], ids=lambda state: state.__name__)
 @pytest.mark.parametrize(("answer", "expected"), [(themes, ACCEPTED), (bloated, REJECTED)])
 async def test_with_a_model_doctor_s_remedies_end_the_walk_and_none_is_wrongly_refused(
-    storage: SqliteStorage,  # noqa: F811  (the fixture imported above)
+    storage: SqliteStorage,
     fake_anthropic: FakeAnthropic,
     tmp_path: Path,
     state: State,
@@ -136,7 +135,7 @@ async def test_with_a_model_doctor_s_remedies_end_the_walk_and_none_is_wrongly_r
 
 
 async def test_the_issue_s_case_doctor_no_longer_advises_against_the_compact_that_works(
-    storage: SqliteStorage,  # noqa: F811
+    storage: SqliteStorage,
     fake_anthropic: FakeAnthropic,
     tmp_path: Path,
 ) -> None:
@@ -180,7 +179,7 @@ COMMANDS_CURATE = (
     ids=["offline", "no-key"],
 )
 async def test_without_a_model_to_call_doctor_predicts_the_mechanical_compact_and_says_why(
-    storage: SqliteStorage,  # noqa: F811
+    storage: SqliteStorage,
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
     environment: dict[str, str],
@@ -205,7 +204,7 @@ async def test_without_a_model_to_call_doctor_predicts_the_mechanical_compact_an
 
 
 async def test_a_current_compact_is_tried_again_only_by_a_model_that_has_not_lost_on_it(
-    storage: SqliteStorage,  # noqa: F811
+    storage: SqliteStorage,
     fake_anthropic: FakeAnthropic,
     tmp_path: Path,
 ) -> None:

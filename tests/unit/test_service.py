@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import sys
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -22,13 +21,6 @@ from tests.support.actors import BUILDER_SESSION
 from tests.support.clocks import NOON, FixedClock
 
 AGENT = Identity(actor=Actor(kind=ActorKind.BUILDER, detail="agent"), task_id="task-9")
-
-
-@pytest.fixture
-async def storage(tmp_path: Path) -> AsyncIterator[SqliteStorage]:
-    storage = await SqliteStorage.open(tmp_path / "memory.db")
-    yield storage
-    await storage.aclose()
 
 
 async def test_saves_are_attributed_to_the_session_and_stamped_by_the_clock(

@@ -7,7 +7,7 @@ import asyncio
 import sqlite3
 import threading
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -34,13 +34,6 @@ async def created(path: Path) -> None:
     """Create the store at path: its first write does, since opening only reads."""
     storage = await SqliteStorage.open(path)
     await storage.clear_compact()
-    await storage.aclose()
-
-
-@pytest.fixture
-async def storage(tmp_path: Path) -> AsyncIterator[SqliteStorage]:
-    storage = await SqliteStorage.open(tmp_path / "memory.db")
-    yield storage
     await storage.aclose()
 
 
