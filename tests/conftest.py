@@ -84,7 +84,7 @@ SERIAL = frozenset(
         "tests/e2e/test_daemon_limits.py",  # timeouts timed to half a second; RSS
         "tests/e2e/daemon/test_front_door.py",  # a token holder's 0.1 s of grace in a crowd
         "tests/e2e/test_network_timeouts.py",  # connect timeouts of a second; stops the PostgreSQL
-        "tests/e2e/test_postgres_errors.py",  # a statement timeout of 0.5 s; stops the PostgreSQL
+        "tests/e2e/test_postgres_server_faults.py",  # a 0.5 s statement timeout; stops PostgreSQL
         "tests/e2e/test_postgres.py",  # a restart races the change feed's last notification
         "tests/e2e/test_sigterm.py",  # every server must exit within a second of SIGTERM
         "tests/e2e/test_launch_hook.py",  # a hook that waits on a lock must end within seconds

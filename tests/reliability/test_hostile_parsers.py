@@ -6,7 +6,7 @@ it finds matches it, or it gets InvalidQuery; a file is read with its body verba
 with a reason.
 
 Covered elsewhere, not repeated: punctuation and FTS syntax in queries
-(tests/unit/test_search.py).
+(tests/unit/test_search_language.py).
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ InternalClientError, InterfaceError for a connection in the wrong state, and the
 errors that are final (an argument the driver cannot encode, a feature it or the server
 lacks): a fake pool stands in for asyncpg's, and raises one where a query would. Each must
 become a retry or a typed error, through the storage, the engine and the CLI, never -32603
-or exit status 70. tests/e2e/test_postgres_errors.py provokes the rest on a real server.
+or exit status 70. tests/e2e/test_postgres_server_faults.py provokes the rest on a real server.
 """
 
 from __future__ import annotations

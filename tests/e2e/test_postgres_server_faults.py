@@ -5,7 +5,7 @@ driver error (no host matching target_session_attrs, a bad DSN option), a server
 (a statement timeout, a table dropped under the store), a backend terminated mid-read, a
 server stopped mid-read, and a cached statement a schema change invalidated mid-write.
 Classes no real server produces (ProtocolError, OutdatedSchemaCacheError, "another operation
-is in progress") are injected in tests/unit/test_postgres_errors.py.
+is in progress") are injected in tests/unit/test_postgres_driver_errors.py.
 """
 
 from __future__ import annotations
