@@ -12,21 +12,12 @@ from lazy_memory.engine.ports import Storage
 from lazy_memory.engine.records import (
     Operation,
     Provenance,
-    RecordContent,
     RecordType,
 )
 from tests.support.actors import ALICE, BUILDER, IMPORTER
 from tests.support.clocks import T0
+from tests.support.records import content
 from tests.support.stores import OpenStorage
-
-
-def content(
-    name: str = "deploy-steps",
-    body: str = "Run make deploy.",
-    description: str = "How we deploy",
-    type: RecordType = RecordType.PROJECT,
-) -> RecordContent:
-    return RecordContent(name=name, type=type, description=description, body=body)
 
 
 async def test_create_then_get_and_list(storage: Storage) -> None:

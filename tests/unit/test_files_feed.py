@@ -10,13 +10,10 @@ import pytest
 
 from lazy_memory.adapters.files.storage import FileStorage
 from lazy_memory.engine.ports import Change, ChangeFeed
-from lazy_memory.engine.records import Operation, RecordContent, RecordType
+from lazy_memory.engine.records import Operation
 from tests.support.actors import BOB
 from tests.support.clocks import NOON
-
-
-def content(name: str) -> RecordContent:
-    return RecordContent(name=name, type=RecordType.PROJECT, description="d", body="b")
+from tests.support.records import content
 
 
 @pytest.fixture

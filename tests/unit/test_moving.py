@@ -10,7 +10,6 @@ import pytest
 
 from lazy_memory.adapters.files.storage import FileStorage
 from lazy_memory.adapters.sqlite.storage import SqliteStorage
-from lazy_memory.engine.compact import Compact
 from lazy_memory.engine.errors import Conflict, PermissionDenied
 from lazy_memory.engine.identity import Identity
 from lazy_memory.engine.moving import CompactMove, MoveReport, move_store
@@ -20,15 +19,9 @@ from lazy_memory.engine.records import Operation, RecordContent, RecordType
 from lazy_memory.engine.service import MemoryService
 from tests.support.actors import ALICE
 from tests.support.clocks import T0, FixedClock
+from tests.support.records import compact
 
-COMPACT = Compact(
-    preamble="Memory summary",
-    summary="- a: first",
-    generator="mechanical",
-    generated_at=T0,
-    generated_by=ALICE,
-    watermark={"a": 2},
-)
+COMPACT = compact("- a: first", {"a": 2})
 
 
 @pytest.fixture

@@ -11,13 +11,10 @@ import pytest
 from lazy_memory.adapters.polling import PollingFeed, changes_between
 from lazy_memory.adapters.sqlite.storage import SqliteStorage
 from lazy_memory.engine.ports import Change
-from lazy_memory.engine.records import Operation, RecordContent, RecordType
+from lazy_memory.engine.records import Operation
 from tests.support.actors import BOB
 from tests.support.clocks import NOON
-
-
-def content(name: str) -> RecordContent:
-    return RecordContent(name=name, type=RecordType.PROJECT, description="d", body="b")
+from tests.support.records import content
 
 
 @pytest.fixture
