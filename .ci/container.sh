@@ -183,14 +183,14 @@ grep -q '^ci-record ' <<<"$listed" || fail "memory list in a second container mi
 echo "memory show ci-record --raw, in a third container: body one"
 
 step "stdio engine over stdin and stdout"
-python3 -m tests.container_probe session --expect ci-record -- "${run[@]}" -i "$image" ||
+python3 -m tests.support.container_probe session --expect ci-record -- "${run[@]}" -i "$image" ||
     fail "the stdio engine's session"
 
 step "figures: podman run to initialize answered"
 samples=3
-initialize_ms=$(python3 -m tests.container_probe initialize --samples "$samples" -- \
+initialize_ms=$(python3 -m tests.support.container_probe initialize --samples "$samples" -- \
     "${run[@]}" -i "$image") || fail "timing initialize"
-echo_ms=$(python3 -m tests.container_probe echo --samples "$samples" -- \
+echo_ms=$(python3 -m tests.support.container_probe echo --samples "$samples" -- \
     "${run[@]}" -i --entrypoint cat "$image") || fail "timing the floor"
 echo "podman run to initialize answered: $initialize_ms ms (median of $samples); to cat's echo: $echo_ms ms"
 
@@ -260,7 +260,7 @@ echo "podman stop -t 3 (an idle stdio engine): exit status $status"
 quiet podman rm lazy-ci-stdio >/dev/null
 
 step "SIGTERM during a burst of saves"
-python3 -m tests.container_probe burst --stop "podman stop -t 3 lazy-ci-burst" \
+python3 -m tests.support.container_probe burst --stop "podman stop -t 3 lazy-ci-burst" \
     --history "podman run --rm --network=none --no-healthcheck -v $volume:/data --entrypoint lazy $image memory history --json" \
     -- podman run --network=none --no-healthcheck -v "$volume:/data" -i --name lazy-ci-burst \
     "$image" ||

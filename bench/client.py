@@ -15,7 +15,7 @@ from contextlib import asynccontextmanager, suppress
 from pathlib import Path
 from typing import Any
 
-from tests.e2e.jsonrpc import RawClient
+from tests.support.jsonrpc import RawClient
 
 # -P keeps bench/ off the bare server's sys.path, where its modules could shadow a dependency.
 BARE_SERVER = [sys.executable, "-P", str(Path(__file__).with_name("bare_server.py"))]

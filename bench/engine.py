@@ -32,7 +32,7 @@ from bench.client import (
 from bench.plan import Plan
 from bench.report import Measurement, Target, median, percentile
 from bench.stores import Store, copy_store
-from tests.e2e.jsonrpc import RawClient
+from tests.support.jsonrpc import RawClient
 
 SEARCH_QUERIES = (
     "deploy",

@@ -1,7 +1,7 @@
 """The first-turn group's second half: does a session's first model request offer lazy's tools?
 
 The real Claude Code (`$LAZY_CLAUDE`, else `claude` on PATH) runs offline against the tests'
-fake Messages API (tests/fake_anthropic.py), in a repository set up by `lazy init
+fake Messages API (tests/support/fake_anthropic.py), in a repository set up by `lazy init
 --claude-code` (run as a user runs it: no flag, no terminal) on a 300-record store of the
 realistic corpus, with nothing else set: what a user gets. It starts N sessions (20 by
 default) each way, `claude -p hello` (the hook) and `lazy launch claude -- -p hello`, in
@@ -39,7 +39,6 @@ from bench.load import busy_cores
 from bench.plan import Plan
 from bench.report import Measurement, Target, median, missing
 from bench.stores import Store, build_store
-from tests.anthropic_messages import Received
 from tests.e2e.claude_code.first_request import (
     LAZY_SECTION,
     OFFERED,
@@ -54,7 +53,8 @@ from tests.e2e.claude_code.harness import (
     locate_claude,
 )
 from tests.e2e.claude_code.lazy_project import lazy_server, preamble
-from tests.fake_anthropic import FakeAnthropic
+from tests.support.anthropic_messages import Received
+from tests.support.fake_anthropic import FakeAnthropic
 
 SESSIONS = 20
 """Sessions of each way and load, unless --first-turn says otherwise."""

@@ -6,7 +6,7 @@ loopback interface with its default limits, over a SQLite store of the realistic
 runs sessions back to back, as a builder at launch does: connect, `initialize` with its
 token, `lazy/memory/context`, `shutdown`, `exit`, close. First with nothing else connected
 (the floor: the same sessions on an idle daemon, in the same run), then while a crowd of N
-hostile sockets (1,000 by default; tests/hostile_crowd.py, in a process of its own) is
+hostile sockets (1,000 by default; tests/support/hostile_crowd.py, in a process of its own) is
 connected: a third silent, a third trickling a header a byte at a time, a third hanging up
 after a moment, every one reconnecting as soon as it is dropped.
 
@@ -40,9 +40,9 @@ from pathlib import Path
 from bench.plan import Plan
 from bench.report import Measurement, Target, percentile
 from bench.stores import Store, build_store
-from tests.daemon import Daemon, add_token, rss_kib, running_daemon, settled_rss
-from tests.e2e.jsonrpc import RawClient
-from tests.hostile_crowd import opener
+from tests.support.daemon import Daemon, add_token, rss_kib, running_daemon, settled_rss
+from tests.support.hostile_crowd import opener
+from tests.support.jsonrpc import RawClient
 
 CROWD = 1_000
 HOLDERS = 8
@@ -344,7 +344,7 @@ def _start_crowd(daemon: Daemon, crowd: int) -> subprocess.Popen[str]:
         [
             sys.executable,
             "-m",
-            "tests.hostile_crowd",
+            "tests.support.hostile_crowd",
             daemon.address,
             *("--silent", str(third), "--trickling", str(third)),
             *("--reconnecting", str(crowd - 2 * third), "--seconds", "600"),

@@ -38,7 +38,7 @@ from bench.engine import request_row
 from bench.plan import Plan
 from bench.report import Measurement, Target, median
 from bench.stores import Store, copy_store
-from tests.e2e.jsonrpc import RawClient
+from tests.support.jsonrpc import RawClient
 
 HOOK = ["memory", "context", "--hook"]
 """The SessionStart hook's arguments to `lazy`, as `lazy init --claude-code` installs it."""

@@ -35,7 +35,7 @@ from bench.plan import Plan
 from bench.report import Measurement, Target
 from bench.search import BROAD_QUERIES
 from bench.stores import Store
-from tests.e2e.jsonrpc import RawClient
+from tests.support.jsonrpc import RawClient
 
 TARGET = Target(120)
 TARGET_BACKEND, TARGET_RECORDS = "sqlite", 100_000

@@ -2,7 +2,7 @@
 
 With LAZY_PG_DSN set, the run uses that database. Without it, and with PostgreSQL's server
 binaries installed, `scratch_postgres` starts a cluster of its own in the run's temporary
-folder for the run's duration, as the tests start theirs (tests/postgres.py: initdb and
+folder for the run's duration, as the tests start theirs (tests/support/postgres.py: initdb and
 pg_ctl, trust authentication, no fsync, as the `postgres` user under root), and points
 LAZY_PG_DSN at it, so every store's environment and every `lazy` process it spawns reach it.
 With neither, postgres cannot join: `postgres_unavailable` says why and `not_measured` makes
@@ -30,7 +30,7 @@ from lazy_memory.adapters.sql_rows import HISTORY_COLUMNS
 from lazy_memory.engine.records import HistoryEntry
 
 # The tests' server, so that the bench and the tests start PostgreSQL alike.
-from tests.postgres import postgres_binaries, start_cluster
+from tests.support.postgres import postgres_binaries, start_cluster
 
 DSN_VARIABLE = "LAZY_PG_DSN"
 

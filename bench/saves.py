@@ -3,7 +3,7 @@
 Saves are `lazy/memory/save` requests of realistic records (another seed than the corpus,
 so some names are new and some update a corpus record), each awaited before the next.
 Four clients are four stdio engines on one store, and, for SQLite, four connections to one
-daemon (tests/daemon.py starts it, as the end-to-end tests do). Every concurrent run checks
+daemon (tests/support/daemon.py starts it, as the end-to-end tests do). Every concurrent run checks
 that nothing was lost, and nothing written unasked: the set of (name, revision) of every save
 acknowledged as a write equals the set of history entries the run added to the store. An
 acknowledged save missing from the history is lost; a history entry no acknowledged save
@@ -33,8 +33,8 @@ from bench.engine import NO_OP_FLOOR
 from bench.plan import Plan
 from bench.report import Measurement, Target, median
 from bench.stores import Store, copy_store, history_revisions
-from tests.daemon import add_token, running_daemon
-from tests.e2e.jsonrpc import RawClient
+from tests.support.daemon import add_token, running_daemon
+from tests.support.jsonrpc import RawClient
 
 CLIENTS = 4
 """Concurrent clients, as the target names them."""

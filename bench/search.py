@@ -1,7 +1,7 @@
 """Search: relevance on the relevance set, and latency at 1k, 10k and 100k records.
 
 Run from the repository root: `python -m bench.search [--quick] [--repeat N] [--json PATH]`.
-Relevance fills a fresh store of each backend with tests/search_relevance.py's records and
+Relevance fills a fresh store of each backend with tests/support/search_relevance.py's records and
 scores its rankings (mean reciprocal rank, top-1 and top-3 hit rates). Latency builds the
 benchmark corpus at each size (bench/stores.py, in bulk) and times Storage.search for the
 relevance queries and a few broad ones: `first` is the first search after opening the store
@@ -35,7 +35,7 @@ from lazy_memory.engine.constants import DEFAULT_SEARCH_LIMIT
 from lazy_memory.engine.ports import Storage
 from lazy_memory.engine.search_model import SearchQuery
 from lazy_memory.engine.search_parser import parse_query
-from tests.search_relevance import QUERIES, RANKED_HITS, quality, relevance_records
+from tests.support.search_relevance import QUERIES, RANKED_HITS, quality, relevance_records
 
 SIZES = (1_000, 10_000, 100_000)
 QUICK_SIZES = (1_000, 10_000)
@@ -165,7 +165,7 @@ def render_document(document: Mapping[str, Any]) -> str:
     misses = [f"  {r['backend']} misses: {', '.join(r['misses']) or 'none'}" for r in relevances]
     return "\n".join(
         [
-            "Relevance (tests/search_relevance.py)",
+            "Relevance (tests/support/search_relevance.py)",
             _table(quality_rows),
             *misses,
             "",

@@ -15,8 +15,7 @@ from lazy_memory.engine.errors import InvalidRecord
 from lazy_memory.engine.kinds import ActorKind as ActorKind
 from lazy_memory.engine.kinds import Operation as Operation
 from lazy_memory.engine.kinds import RecordType as RecordType
-from lazy_memory.engine.names import check_name, framing_problem
-from lazy_memory.engine.visible import shown_name
+from lazy_memory.engine.names import check_name
 
 if TYPE_CHECKING:
     from lazy_memory.engine.index import UnreadableRecord

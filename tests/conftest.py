@@ -1,6 +1,9 @@
-"""Fixtures for every test: each test gets its own data directory and a clean identity.
+"""Fixtures for every test: each test gets its own data directory and a clean identity, and
+no test reaches the real Anthropic API. Those more than one tier asks for: the fake Messages
+API (`fake_anthropic`), the session's PostgreSQL server (`postgres_server`), and a fresh store
+of each backend (`backend`, `settings`: the conformance suite and the crash test).
 
-Also the component markers (tests/components.py): each test that needs PostgreSQL, root or
+Also the component markers (tests/support/components.py): each test that needs PostgreSQL, root or
 Chromium is marked here, from what it uses, so `-m 'not postgres and not root and not chromium'`
 leaves it out.
 
@@ -17,15 +20,21 @@ from __future__ import annotations
 
 import inspect
 import os
+import shutil
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.components import CHROMIUM, POSTGRES, ROOT
-from tests.fake_anthropic import fake_anthropic, no_real_anthropic  # noqa: F401
-from tests.postgres import postgres_server  # noqa: F401
+from lazy_memory.adapters import BACKENDS
+from lazy_memory.adapters.config import Settings
 from tests.reliability.figures import FIGURES, WORKER_OUTPUT, write_figures
+from tests.support.components import CHROMIUM, POSTGRES, ROOT, missing
+from tests.support.fake_anthropic import FAKE_API_KEY, UNREACHABLE_BASE_URL, FakeAnthropic
+from tests.support.postgres import PostgresServer, postgres_binaries, start_cluster
+from tests.support.stores import store_environment, store_settings
 
 _ISOLATED_VARIABLES = (
     "LAZY_DATA",
@@ -75,7 +84,7 @@ SERIAL = frozenset(
         "tests/e2e/test_daemon_limits.py",  # timeouts timed to half a second; RSS
         "tests/e2e/daemon/test_front_door.py",  # a token holder's 0.1 s of grace in a crowd
         "tests/e2e/test_network_timeouts.py",  # connect timeouts of a second; stops the PostgreSQL
-        "tests/e2e/test_postgres_errors.py",  # a statement timeout of 0.5 s; stops the PostgreSQL
+        "tests/e2e/test_postgres_server_faults.py",  # a 0.5 s statement timeout; stops PostgreSQL
         "tests/e2e/test_postgres.py",  # a restart races the change feed's last notification
         "tests/e2e/test_sigterm.py",  # every server must exit within a second of SIGTERM
         # a hook that waits on a lock, a mute store or a hung file system ends within seconds
@@ -102,7 +111,7 @@ when most of its tests are timed; otherwise its timed tests are named one by one
 FIRST = (
     "tests/unit/test_bench_smoke.py::",  # 103 s, 34 s, 18 s, 17 s
     "tests/e2e/test_light_hook.py::test_the_states_say_what_they_promise",  # 4 of 10-15 s
-    "tests/e2e/test_names.py::test_the_command_line_saves_every_legal_name_and_refuses_every",
+    "tests/e2e/test_names_every_way_in.py::test_the_command_line_saves_every_legal_name_and_refuses_every",
     "tests/e2e/test_imported_records.py::test_every_real_world_name_is_edited_removed_and",
     "tests/e2e/test_launch_cache.py::test_settings_and_roles_render_anew",  # 2 of 12 s
 )
@@ -205,3 +214,65 @@ def _check_listed(items: list[pytest.Item]) -> None:
     names = {name for item in items for name in _names(item)}
     if stale := sorted((SERIAL | MACHINE_WIDE) - names):
         raise pytest.UsageError(f"tests/conftest.py names modules or tests with none: {stale}")
+
+
+@pytest.fixture(autouse=True)
+def no_real_anthropic(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Keep every test off the real API: no credential, and an endpoint where nothing listens."""
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    monkeypatch.delenv("ANTHROPIC_AUTH_TOKEN", raising=False)
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", UNREACHABLE_BASE_URL)
+
+
+@pytest.fixture
+def fake_anthropic(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeAnthropic]:
+    """A running fake server, with ANTHROPIC_BASE_URL and a fake ANTHROPIC_API_KEY set."""
+    with FakeAnthropic() as fake:
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", fake.url)
+        monkeypatch.setenv("ANTHROPIC_API_KEY", FAKE_API_KEY)
+        yield fake
+
+
+@pytest.fixture(scope="session")
+def postgres_server() -> Iterator[PostgresServer]:
+    """A PostgreSQL server for the whole session, stopped and deleted at its end."""
+    binaries = postgres_binaries()
+    if binaries is None:
+        missing(POSTGRES, "no PostgreSQL server binaries (Debian: apt-get install postgresql)")
+    # Not under pytest's tmp_path: its folders are private to root, and the server runs as
+    # the postgres user, which must reach its own directory.
+    directory = Path(tempfile.mkdtemp(prefix="lazy-postgres-"))
+    try:
+        server = start_cluster(binaries, directory)
+        try:
+            yield server
+        finally:
+            server.stop()
+    finally:
+        shutil.rmtree(directory, ignore_errors=True)
+
+
+@pytest.fixture(params=BACKENDS)
+def backend(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """The backend under test; also exported as LAZY_STORAGE for writer subprocesses."""
+    name: str = request.param
+    monkeypatch.setenv("LAZY_STORAGE", name)
+    return name
+
+
+@pytest.fixture
+def settings(
+    request: pytest.FixtureRequest,
+    backend: str,
+    isolated_environment: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> Iterator[Settings]:
+    """Settings for a fresh, empty store of the backend under test (tests/support/stores.py).
+
+    The environment writer subprocesses inherit points at it too.
+    """
+    with store_settings(backend, tmp_path, isolated_environment, request, "conformance") as opened:
+        for variable, value in store_environment(opened).items():
+            monkeypatch.setenv(variable, value)
+        yield opened

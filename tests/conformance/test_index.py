@@ -5,20 +5,20 @@ from __future__ import annotations
 import asyncio
 import os
 import sys
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
 
-from lazy_memory.engine.compact import Compact
 from lazy_memory.engine.errors import Conflict
 from lazy_memory.engine.index import IndexEntry
 from lazy_memory.engine.ports import Storage
-from lazy_memory.engine.records import Actor, ActorKind, Operation, RecordContent, RecordType
-from tests.conformance.conftest import OpenStorage
+from lazy_memory.engine.records import Operation, RecordContent, RecordType
+from tests.support.actors import ALICE
+from tests.support.clocks import T0
+from tests.support.records import compact
+from tests.support.stores import OpenStorage
 
-ALICE = Actor(kind=ActorKind.HUMAN, detail="alice")
-T0 = datetime(2026, 11, 30, 8, 0, tzinfo=UTC)
 LATER = T0 + timedelta(hours=1, microseconds=250)
 WRITER = Path(__file__).with_name("writer.py")
 REPOSITORY = Path(__file__).parents[2]
@@ -28,17 +28,6 @@ def content(
     name: str, description: str = "How we deploy", type: RecordType = RecordType.PROJECT
 ) -> RecordContent:
     return RecordContent(name=name, type=type, description=description, body=f"body of {name}")
-
-
-def compact(summary: str) -> Compact:
-    return Compact(
-        preamble="Memory summary",
-        summary=summary,
-        generator="mechanical",
-        generated_at=T0,
-        generated_by=ALICE,
-        watermark={"alpha": 1},
-    )
 
 
 async def test_the_index_is_the_live_records_in_name_order_without_bodies(

@@ -3,7 +3,7 @@ list_index, in the same order, whichever backend, across batch boundaries."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 
 import pytest
 
@@ -11,10 +11,10 @@ from lazy_memory.adapters.files import index as files_index
 from lazy_memory.adapters.sqlite import index as sqlite_index
 from lazy_memory.engine.index import IndexEntry
 from lazy_memory.engine.ports import IndexBatches, Storage, fold_index
-from lazy_memory.engine.records import Actor, ActorKind, RecordContent, RecordType
+from lazy_memory.engine.records import RecordContent, RecordType
+from tests.support.actors import ALICE
+from tests.support.clocks import T0
 
-ALICE = Actor(kind=ActorKind.HUMAN, detail="alice")
-T0 = datetime(2026, 11, 30, 8, 0, tzinfo=UTC)
 NAMES = ["echo", "alpha", "delta", "foxtrot", "bravo", "charlie"]
 
 

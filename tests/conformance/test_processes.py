@@ -12,7 +12,7 @@ from collections import Counter
 from pathlib import Path
 
 from lazy_memory.engine.records import Operation
-from tests.conformance.conftest import OpenStorage
+from tests.support.stores import OpenStorage
 
 WRITER = Path(__file__).with_name("writer.py")
 REPOSITORY = Path(__file__).parents[2]

@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 from bench.corpus import CORPUS_ACTOR
 from lazy_memory.engine.ports import Storage
 from lazy_memory.engine.search_parser import parse_query
-from tests.search_relevance import QUERIES, RANKED_HITS, quality, relevance_records
+from tests.support.search_relevance import QUERIES, RANKED_HITS, quality, relevance_records
 
 MINIMUM_MEAN_RECIPROCAL_RANK = 0.8
 MINIMUM_TOP3 = 0.85

@@ -9,19 +9,18 @@ ambiguous, naming both.
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 
 import pytest
 
 from lazy_memory.engine.errors import InvalidRecord, NotFound
 from lazy_memory.engine.identity import Identity
 from lazy_memory.engine.ports import Storage
-from lazy_memory.engine.records import Actor, ActorKind, RecordContent, RecordType
+from lazy_memory.engine.records import RecordContent, RecordType
 from lazy_memory.engine.service import MemoryService
-from tests.conformance.conftest import TickingClock
+from tests.support.actors import ALICE
+from tests.support.clocks import T0, TickingClock
 
-ALICE = Actor(kind=ActorKind.HUMAN, detail="alice")
-T0 = datetime(2026, 12, 1, 8, 0, tzinfo=UTC)
 COMPOSED = "caf\u00e9 notes"
 DECOMPOSED = "cafe\u0301 notes"
 ANGSTROM = ("\u00c5ngstr\u00f6m", "A\u030angstr\u00f6m", "\u212bngstr\u00f6m")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 
 import pytest
 
@@ -10,28 +10,14 @@ from lazy_memory.engine.compact import Compact
 from lazy_memory.engine.errors import Conflict, NotFound
 from lazy_memory.engine.ports import Storage
 from lazy_memory.engine.records import (
-    Actor,
-    ActorKind,
     Operation,
     Provenance,
-    RecordContent,
     RecordType,
 )
-from tests.conformance.conftest import OpenStorage
-
-ALICE = Actor(kind=ActorKind.HUMAN, detail="alice")
-BUILDER = Actor(kind=ActorKind.BUILDER, detail="builder-7")
-SYSTEM = Actor(kind=ActorKind.SYSTEM, detail="import")
-T0 = datetime(2026, 11, 30, 8, 0, tzinfo=UTC)
-
-
-def content(
-    name: str = "deploy-steps",
-    body: str = "Run make deploy.",
-    description: str = "How we deploy",
-    type: RecordType = RecordType.PROJECT,
-) -> RecordContent:
-    return RecordContent(name=name, type=type, description=description, body=body)
+from tests.support.actors import ALICE, BUILDER, IMPORTER
+from tests.support.clocks import T0
+from tests.support.records import content
+from tests.support.stores import OpenStorage
 
 
 async def test_create_then_recall_and_list(storage: Storage) -> None:
@@ -108,7 +94,7 @@ async def test_history_keeps_write_order_attribution_and_time(storage: Storage) 
         ("a", ALICE, Operation.SAVE),
         ("b", BUILDER, Operation.SAVE),
         ("a", BUILDER, Operation.SAVE),
-        ("c", SYSTEM, Operation.IMPORT),
+        ("c", IMPORTER, Operation.IMPORT),
     ]
     for step, (name, actor, operation) in enumerate(writes):
         await storage.save_record(
@@ -125,7 +111,7 @@ async def test_history_keeps_write_order_attribution_and_time(storage: Storage) 
         ("a", 1, ALICE, Operation.SAVE),
         ("b", 1, BUILDER, Operation.SAVE),
         ("a", 2, BUILDER, Operation.SAVE),
-        ("c", 1, SYSTEM, Operation.IMPORT),
+        ("c", 1, IMPORTER, Operation.IMPORT),
         ("b", 2, ALICE, Operation.REMOVE),
     ]
     assert [e.at for e in history] == [T0 + timedelta(seconds=s) for s in (0, 1, 2, 3, 9)]
@@ -138,7 +124,7 @@ async def test_imported_long_description_is_stored_verbatim(storage: Storage) ->
     description = ("Imported  from the harness:\tkept   verbatim. " * 30)[:1000]
     imported = content(name="Harness Note_1", description=description)
 
-    await storage.save_record(imported, actor=SYSTEM, at=T0, operation=Operation.IMPORT)
+    await storage.save_record(imported, actor=IMPORTER, at=T0, operation=Operation.IMPORT)
 
     record = await storage.recall_record("Harness Note_1")
     assert record.description == description
@@ -155,7 +141,7 @@ async def test_provenance_is_kept_with_the_record_and_its_history(storage: Stora
     )
     imported = content().model_copy(update={"provenance": origin})
 
-    await storage.save_record(imported, actor=SYSTEM, at=T0, operation=Operation.IMPORT)
+    await storage.save_record(imported, actor=IMPORTER, at=T0, operation=Operation.IMPORT)
     await storage.save_record(content(body="edited by a human"), actor=ALICE, at=T0)
 
     first, second = await storage.history("deploy-steps")
@@ -178,7 +164,7 @@ async def test_provenance_is_kept_with_the_record_and_its_history(storage: Stora
 )
 async def test_any_text_round_trips_byte_identical(storage: Storage, text: str) -> None:
     await storage.save_record(
-        content(description=text, body=text), actor=SYSTEM, at=T0, operation=Operation.IMPORT
+        content(description=text, body=text), actor=IMPORTER, at=T0, operation=Operation.IMPORT
     )
 
     record = await storage.recall_record("deploy-steps")

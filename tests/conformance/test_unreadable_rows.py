@@ -1,6 +1,6 @@
 """A row a backend cannot read (issue 30, point 2), on every backend.
 
-Written behind the store's back (tests/unreadable_rows.py): a type that is not one of the
+Written behind the store's back (tests/support/unreadable_rows.py): a type that is not one of the
 four, a revision of 0, a time that is not one, text that is not UTF-8. Such a record is a
 typed error, StorageUnavailable (UnreadableRecords), naming it and why, never an untyped
 one; every read of many records reads the others and names it; the launch section lists the
@@ -11,7 +11,6 @@ it with why; a save giving every field replaces it.
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime
 
 import pytest
 
@@ -24,16 +23,15 @@ from lazy_memory.engine.errors import StorageUnavailable, UnreadableRecords
 from lazy_memory.engine.identity import Identity
 from lazy_memory.engine.index import UnreadableRecord
 from lazy_memory.engine.ports import Storage, fold_index
-from lazy_memory.engine.records import Actor, ActorKind, RecordContent, RecordType
+from lazy_memory.engine.records import RecordContent, RecordType
 from lazy_memory.engine.saving import SaveOutcome
 from lazy_memory.engine.search_parser import parse_query
 from lazy_memory.engine.service import MemoryService
 from lazy_memory.wire.index import encoded_index
-from tests.conformance.conftest import TickingClock
-from tests.unreadable_rows import POSTGRES_DAMAGES, REASONS, damage
+from tests.support.actors import ALICE
+from tests.support.clocks import T0, TickingClock
+from tests.support.unreadable_rows import POSTGRES_DAMAGES, REASONS, damage
 
-ALICE = Actor(kind=ActorKind.HUMAN, detail="alice")
-T0 = datetime(2026, 12, 2, 8, 0, tzinfo=UTC)
 NAMES = ["alpha", "broken", "zeta"]
 READABLE = ["alpha", "zeta"]
 

@@ -1,14 +1,23 @@
-"""Run the real `lazy` command in a subprocess, in a project folder of its own."""
+"""The end-to-end tests' fixtures: the real `lazy` command in a subprocess, in a project folder
+of its own; an MCP session with `lazy mcp` (`connect`); an editor's `lazy engine`
+(`start_editor`)."""
 
 from __future__ import annotations
 
 import os
 import subprocess
 import sys
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import pytest
+
+from tests.e2e.editor_sessions import StartEditor
+from tests.support.jsonrpc import RawClient
+
+if TYPE_CHECKING:
+    from tests.e2e.mcp_sessions import Connect
 
 Lazy = Callable[..., subprocess.CompletedProcess[str]]
 
@@ -64,3 +73,31 @@ def lazy_in(root: Path, *arguments: str, **environment: str) -> subprocess.Compl
         env={**os.environ, **environment},
         timeout=60,
     )
+
+
+@pytest.fixture
+def connect(project: Path, isolated_environment: Path, tmp_path: Path) -> Connect:
+    """Start `lazy mcp` in the project, with extra environment, and open an MCP session."""
+    # Imported here, not above: only the tests that speak MCP load its SDK.
+    from tests.e2e.mcp_sessions import session_opener
+
+    return session_opener(project, isolated_environment, tmp_path / "server-stderr.log")
+
+
+@pytest.fixture
+async def start_editor(tmp_path: Path) -> AsyncIterator[StartEditor]:
+    """Start an initialized `lazy engine` for an editor declaring the given capabilities."""
+    clients: list[RawClient] = []
+
+    async def start(capabilities: dict[str, Any], **environment: str) -> RawClient:
+        environment = {"LAZY_ACTOR": "editor-user", "LAZY_POLL_SECONDS": "0.2", **environment}
+        client = await RawClient.spawn(
+            ["engine"], {**os.environ, **environment}, tmp_path / "engine.log"
+        )
+        clients.append(client)
+        assert "result" in await client.initialize(capabilities=capabilities)
+        return client
+
+    yield start
+    for client in clients:
+        await client.kill()

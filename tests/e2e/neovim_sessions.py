@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 
-from tests.components import NEOVIM, require_program
+from tests.support.components import NEOVIM, require_program
 
 REPOSITORY = Path(__file__).resolve().parents[2]
 PLUGIN = REPOSITORY / "editors" / "nvim"

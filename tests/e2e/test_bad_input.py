@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests.e2e.conftest import Lazy
-from tests.reliability.mounts import remount, small_tmpfs
+from tests.support.mounts import remount, small_tmpfs
 
 
 def assert_one_line_error(result: object, status: int, message: str) -> None:

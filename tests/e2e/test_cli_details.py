@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.daemon import add_token, running_daemon
 from tests.e2e.conftest import Lazy
 from tests.e2e.daemon.raw_daemon import self_signed_certificate
+from tests.support.daemon import add_token, running_daemon
 
 LAZY = [sys.executable, "-m", "lazy_memory.rpc.cli"]
 PATIENCE_SECONDS = 30

@@ -17,7 +17,7 @@ from lazy_memory.adapters import open_storage
 from lazy_memory.adapters.config import Settings
 from lazy_memory.engine.records import Record
 from tests.e2e.conftest import Lazy
-from tests.fake_anthropic import FakeAnthropic, Received, error, hang
+from tests.support.fake_anthropic import FakeAnthropic, Received, error, hang
 
 
 async def fill(project: Path, data_dir: Path, count: int) -> list[Record]:

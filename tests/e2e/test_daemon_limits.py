@@ -22,15 +22,16 @@ from typing import Any
 import pytest
 
 from lazy_memory.adapters.remote.storage import RemoteStorage
-from lazy_memory.engine.records import Actor, ActorKind, RecordContent, RecordType
-from tests.daemon import (
+from lazy_memory.engine.records import RecordContent, RecordType
+from tests.support.actors import ALICE
+from tests.support.daemon import (
     add_token,
     rss_kib,
     running_daemon,
     settled_rss,
     wait_for_log,
 )
-from tests.e2e.jsonrpc import RawClient
+from tests.support.jsonrpc import RawClient
 
 HANDSHAKE_SECONDS = 4.0
 IDLE_SECONDS = 2.0
@@ -61,7 +62,6 @@ LOG_LINES_PER_SECOND = 25
 """What a flood may cost the log: 20 lines a second about strangers, their sum, and members."""
 RSS_SLACK_KIB = 4 * 1024
 """How far above its baseline the daemon's RSS may stay once every client has left."""
-ACTOR = Actor(kind=ActorKind.HUMAN, detail="alice")
 NOTE = RecordContent(name="note", type=RecordType.USER, description="d", body="b")
 
 
@@ -111,7 +111,7 @@ async def test_a_thousand_idle_sockets_wait_apart_from_members_told_why_and_leav
             # A client of the remote backend, behind the thousand, is served.
             storage = await RemoteStorage.open(daemon.address, token, None, connect_timeout=30)
             try:
-                saved = await storage.save_record(NOTE, actor=ACTOR, at=datetime.now(UTC))
+                saved = await storage.save_record(NOTE, actor=ALICE, at=datetime.now(UTC))
             finally:
                 await storage.aclose()
             endings = await watching
@@ -276,15 +276,15 @@ async def test_the_remote_backend_reconnects_after_an_idle_timeout(
     with running_daemon(data, f"unix:{socket_path}", cwd=project) as daemon:
         storage = await RemoteStorage.open(daemon.address, token, None)
         try:
-            await storage.save_record(NOTE, actor=ACTOR, at=datetime.now(UTC))
+            await storage.save_record(NOTE, actor=ALICE, at=datetime.now(UTC))
             await wait_for_log(daemon, f"timed out: idle for {IDLE_SECONDS:g} s")
             # The client saw the daemon close the connection: the write goes on a new one.
-            saved = await storage.save_record(NOTE, actor=ACTOR, at=datetime.now(UTC))
+            saved = await storage.save_record(NOTE, actor=ALICE, at=datetime.now(UTC))
             # A client too busy to notice the close (its loop blocked): the write must still
             # not go out on the dead connection, where it might or might not be applied.
             # (The daemon looks for idleness from the handshake deadline on.)
             block_the_loop(HANDSHAKE_SECONDS + IDLE_SECONDS + 1)
-            again = await storage.save_record(NOTE, actor=ACTOR, at=datetime.now(UTC))
+            again = await storage.save_record(NOTE, actor=ALICE, at=datetime.now(UTC))
             history = await storage.history("note")
         finally:
             await storage.aclose()

@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.components import require_root
-from tests.daemon import LAZY, add_token, running_daemon
+from tests.support.components import require_root
+from tests.support.daemon import LAZY, add_token, running_daemon
 
 FAILED = 4
 """The exit status of InvalidConfig, which the refusal is."""

@@ -15,7 +15,7 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 
 from tests.e2e.conftest import Lazy
-from tests.e2e.jsonrpc import RawClient
+from tests.support.jsonrpc import RawClient
 
 SAVE = {"name": "deploy-steps", "type": "project", "description": "How we deploy", "body": "x"}
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.jsonrpc import RawClient
+from tests.support.jsonrpc import RawClient
 
 StartEngine = Callable[..., Awaitable[RawClient]]
 SAVE = {"name": "deploy-steps", "type": "project", "description": "How we deploy", "body": "make"}

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.jsonrpc import RawClient
+from tests.support.jsonrpc import RawClient
 
 Run = Callable[..., subprocess.CompletedProcess[str]]
 LONG = "A description far longer than the authoring limit, " * 9  # 459 characters

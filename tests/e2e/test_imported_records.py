@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 from tests.e2e.conftest import Lazy
-from tests.name_table import REAL_WORLD
+from tests.support.name_table import REAL_WORLD
 
 LONG = "A description far longer than the authoring limit, the kind the hint names. " * 4
 

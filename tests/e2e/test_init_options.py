@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.daemon import add_token, running_daemon
 from tests.e2e.conftest import Lazy
 from tests.e2e.conftest import lazy_in as run
-from tests.postgres import PostgresServer
+from tests.support.daemon import add_token, running_daemon
+from tests.support.postgres import PostgresServer
 
 _databases = iter(range(1, 1000))
 

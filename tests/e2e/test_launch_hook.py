@@ -20,8 +20,8 @@ from pathlib import Path
 import pytest
 
 from tests.e2e.conftest import Lazy
-from tests.postgres import unused_port
-from tests.reliability.mounts import remount, small_tmpfs
+from tests.support.mounts import remount, small_tmpfs
+from tests.support.postgres import unused_port
 
 MARKER = "MEMORY INDEX UNAVAILABLE ("
 EMPTY = "No memory records have been saved for this project yet."

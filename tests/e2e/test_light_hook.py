@@ -26,7 +26,7 @@ import pytest
 from lazy_memory.adapters import open_storage
 from lazy_memory.adapters.config import Settings
 from lazy_memory.engine.records import Actor, ActorKind, Operation, RecordContent, RecordType
-from tests.unreadable_rows import damage_files, damage_sqlite
+from tests.support.unreadable_rows import damage_files, damage_sqlite
 
 LIGHT = (
     "import json, sys; from lazy_memory.rpc.cli import main; "

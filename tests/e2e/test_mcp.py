@@ -2,74 +2,20 @@
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import subprocess
 import sys
-from collections.abc import AsyncIterator, Callable
-from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from pathlib import Path
-from typing import Any
 
-import anyio
 import pytest
-from mcp import ClientSession, StdioServerParameters
-from mcp.client.stdio import stdio_client
-from mcp.types import CallToolResult, TextContent
 
 from lazy_memory.adapters import open_service
 from lazy_memory.adapters.config import load_settings
 from lazy_memory.engine.identity import Identity
 from lazy_memory.engine.records import Actor, ActorKind
 from lazy_memory.rpc.mcp.tools import McpTools
-
-TIMEOUT = 60
-"""Seconds a whole MCP conversation may take before the test fails instead of hanging."""
-
-LAZY = [sys.executable, "-m", "lazy_memory.rpc.cli"]
-
-Connect = Callable[..., AbstractAsyncContextManager[ClientSession]]
-
-
-@pytest.fixture
-def connect(project: Path, isolated_environment: Path, tmp_path: Path) -> Connect:
-    """Start `lazy mcp` in the project, with extra environment, and open an MCP session."""
-
-    @asynccontextmanager
-    async def session(**environment: str) -> AsyncIterator[ClientSession]:
-        parameters = StdioServerParameters(
-            command=sys.executable,
-            args=[*LAZY[1:], "mcp"],
-            env={**os.environ, "LAZY_DATA": str(isolated_environment), **environment},
-            cwd=project,
-        )
-        with (
-            anyio.fail_after(TIMEOUT),
-            (tmp_path / "server-stderr.log").open("a") as errlog,
-        ):
-            async with (
-                stdio_client(parameters, errlog=errlog) as (read, write),
-                ClientSession(read, write) as client,
-            ):
-                await client.initialize()
-                yield client
-
-    return session
-
-
-def text_of(result: CallToolResult) -> str:
-    """The one text block a tool result carries."""
-    [block] = result.content
-    assert isinstance(block, TextContent)
-    return block.text
-
-
-async def history(project: Path) -> list[dict[str, Any]]:
-    """Every write the store holds, as the real `lazy memory history --json` prints it."""
-    done = await anyio.run_process([*LAZY, "memory", "history", "--json"], cwd=project)
-    entries: list[dict[str, Any]] = json.loads(done.stdout)
-    return entries
+from tests.e2e.mcp_sessions import LAZY, TIMEOUT, Connect, history, text_of
 
 
 async def test_tools_list_shows_the_three_tools_with_input_schemas(connect: Connect) -> None:

@@ -11,13 +11,13 @@ from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
-from tests.e2e.test_mcp import Connect, connect, history, text_of  # noqa: F401  (the fixture)
+from tests.e2e.mcp_sessions import Connect, history, text_of
 
 GOOD = {"name": "deploy-steps", "type": "project", "description": "How we deploy", "body": "b"}
 
 
 async def test_the_server_reports_the_package_version(
-    connect: Connect,  # noqa: F811
+    connect: Connect,
 ) -> None:
     async with connect() as client:
         server_info = client.server_info
@@ -27,7 +27,7 @@ async def test_the_server_reports_the_package_version(
 
 
 async def test_schemas_refuse_other_arguments_and_save_offers_if_revision(
-    connect: Connect,  # noqa: F811
+    connect: Connect,
 ) -> None:
     async with connect() as client:
         tools = {tool.name: tool.input_schema for tool in (await client.list_tools()).tools}
@@ -38,7 +38,7 @@ async def test_schemas_refuse_other_arguments_and_save_offers_if_revision(
 
 
 async def test_a_missing_wrong_or_unknown_argument_is_one_sentence_naming_it(
-    connect: Connect,  # noqa: F811
+    connect: Connect,
     project: Path,
 ) -> None:
     body_missing = {key: value for key, value in GOOD.items() if key != "body"}
@@ -95,7 +95,7 @@ async def test_a_missing_wrong_or_unknown_argument_is_one_sentence_naming_it(
 
 
 async def test_several_wrong_arguments_are_named_in_the_one_sentence(
-    connect: Connect,  # noqa: F811
+    connect: Connect,
 ) -> None:
     async with connect() as client:
         result = await client.call_tool("lazy_memory_save", {"name": "n", "type": 3})
@@ -107,7 +107,7 @@ async def test_several_wrong_arguments_are_named_in_the_one_sentence(
 
 
 async def test_a_name_that_looks_like_json_is_taken_as_the_text_it_is(
-    connect: Connect,  # noqa: F811
+    connect: Connect,
 ) -> None:
     async with connect() as client:
         saved = await client.call_tool("lazy_memory_save", {**GOOD, "name": "[1]"})
@@ -119,7 +119,7 @@ async def test_a_name_that_looks_like_json_is_taken_as_the_text_it_is(
 
 
 async def test_save_with_if_revision_is_a_compare_and_swap_on_what_recall_shows(
-    connect: Connect,  # noqa: F811
+    connect: Connect,
     project: Path,
 ) -> None:
     async with connect(LAZY_ACTOR="builder-7") as client:

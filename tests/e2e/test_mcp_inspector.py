@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from lazy_memory.rpc.mcp.catalog import tool_list
-from tests.components import NODE, missing
+from tests.support.components import NODE, missing
 
 INSPECTOR_ENV = "LAZY_MCP_INSPECTOR"
 """The environment variable naming the Inspector's `mcp-inspector` binary (set by .ci/run)."""

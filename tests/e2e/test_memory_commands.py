@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from lazy_memory.rpc.cli.table import display_width
-from tests.components import require_program
 from tests.e2e.conftest import Lazy
+from tests.support.components import require_program
 
 SCRIPT_GIVES_A_TTY = "its `script` gives the test a terminal"
 

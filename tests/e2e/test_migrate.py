@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -12,27 +12,26 @@ from lazy_memory.adapters.config import Settings
 from lazy_memory.engine.compact import Compact
 from lazy_memory.engine.ports import Storage
 from lazy_memory.engine.records import (
-    Actor,
-    ActorKind,
     Operation,
     Provenance,
     RecordContent,
     RecordType,
 )
 from tests.e2e.conftest import Lazy
-from tests.postgres import PostgresServer, fresh_project
+from tests.support.actors import ALICE, BUILDER, IMPORTER
+from tests.support.clocks import T0_WITH_MICROSECONDS
+from tests.support.postgres import PostgresServer, fresh_project
 
-ALICE = Actor(kind=ActorKind.HUMAN, detail="alice")
-BUILDER = Actor(kind=ActorKind.BUILDER, detail="builder-7")
-IMPORTER = Actor(kind=ActorKind.SYSTEM, detail="harness-import")
-T0 = datetime(2026, 11, 30, 8, 0, 0, 123456, tzinfo=UTC)
 BULK = 60
 """Enough entries for the progress bar."""
 
 
 async def fill(storage: Storage) -> None:
     """A history with every kind of entry a store can hold."""
-    clock = iter(T0 + timedelta(seconds=second, microseconds=second) for second in range(999))
+    clock = iter(
+        T0_WITH_MICROSECONDS + timedelta(seconds=second, microseconds=second)
+        for second in range(999)
+    )
     imported = RecordContent(
         name="Harness Note_1",
         type=RecordType.PROJECT,

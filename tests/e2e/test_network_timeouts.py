@@ -22,10 +22,10 @@ from lazy_memory.adapters import open_storage
 from lazy_memory.adapters.config import Settings
 from lazy_memory.adapters.remote.storage import RemoteStorage, State
 from lazy_memory.engine.errors import StorageUnavailable
-from tests.daemon import add_token, running_daemon
 from tests.e2e.conftest import Lazy
-from tests.e2e.jsonrpc import RawClient
-from tests.postgres import PostgresServer, fresh_project, unused_port
+from tests.support.daemon import add_token, running_daemon
+from tests.support.jsonrpc import RawClient
+from tests.support.postgres import PostgresServer, fresh_project, unused_port
 
 BOUND_SECONDS = 10.0
 """A generous limit on what the (much shorter) timeouts under test must end within."""

@@ -17,8 +17,8 @@ from mcp.types import TextContent
 
 from lazy_memory.engine.context import COMPACT_PREAMBLES, PREAMBLES, Role
 from tests.e2e.conftest import Lazy
-from tests.e2e.jsonrpc import RawClient
-from tests.e2e.test_mcp import Connect, connect  # noqa: F401  (the fixture)
+from tests.e2e.mcp_sessions import Connect
+from tests.support.jsonrpc import RawClient
 
 
 async def engine_section(tmp_path: Path, project: Path, role: str, **environment: str) -> str:
@@ -33,7 +33,7 @@ async def engine_section(tmp_path: Path, project: Path, role: str, **environment
     return str(context["text"])
 
 
-async def mcp_section(connect: Connect, **environment: str) -> str:  # noqa: F811
+async def mcp_section(connect: Connect, **environment: str) -> str:
     async with connect(**environment) as client:
         result = await client.call_tool("lazy_memory_recall", {})
     [block] = result.content
@@ -58,7 +58,7 @@ def hook(lazy: Lazy, **environment: str) -> subprocess.CompletedProcess[str]:
 @pytest.mark.parametrize("state", ["records", "compacted", "unreadable"])
 async def test_every_way_in_gives_the_same_section_for_each_role(
     lazy: Lazy,
-    connect: Connect,  # noqa: F811
+    connect: Connect,
     tmp_path: Path,
     project: Path,
     isolated_environment: Path,
@@ -156,7 +156,7 @@ async def test_the_engine_pages_the_section_the_index_and_search(
 @pytest.mark.parametrize(("page_chars", "calls"), [(100_000, 1), (2_000, None)])
 async def test_the_hook_names_the_pages_recall_gives(
     lazy: Lazy,
-    connect: Connect,  # noqa: F811
+    connect: Connect,
     project: Path,
     page_chars: int,
     calls: int | None,

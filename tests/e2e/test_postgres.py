@@ -6,7 +6,6 @@ import asyncio
 import itertools
 import os
 from collections.abc import AsyncIterator, Awaitable, Callable
-from datetime import UTC, datetime
 from pathlib import Path
 
 import asyncpg
@@ -17,14 +16,14 @@ from lazy_memory.adapters.postgres.storage import PostgresStorage
 from lazy_memory.engine.compact import Compact
 from lazy_memory.engine.errors import StorageUnavailable
 from lazy_memory.engine.ports import Change
-from lazy_memory.engine.records import Actor, ActorKind, Operation, RecordContent, RecordType
+from lazy_memory.engine.records import Operation, RecordContent, RecordType
 from lazy_memory.engine.search_parser import parse_query
 from tests.e2e.conftest import Lazy
-from tests.e2e.jsonrpc import RawClient
-from tests.postgres import PostgresServer, fresh_project, unused_port, wait_for_backend
+from tests.support.actors import ALICE
+from tests.support.clocks import T0_WITH_MICROSECONDS
+from tests.support.jsonrpc import RawClient
+from tests.support.postgres import PostgresServer, fresh_project, unused_port, wait_for_backend
 
-ALICE = Actor(kind=ActorKind.HUMAN, detail="alice")
-T0 = datetime(2026, 11, 30, 8, 0, 0, 123456, tzinfo=UTC)
 NOTE = RecordContent(name="note", type=RecordType.USER, description="a note", body="body text")
 WAIT_SECONDS = 30.0
 
@@ -144,16 +143,22 @@ async def test_a_database_a_newer_version_wrote_is_refused(
 
 async def test_two_projects_in_one_database_never_see_each_other(open_store: OpenStore) -> None:
     first, second = await open_store(), await open_store()
-    await first.save_record(NOTE, actor=ALICE, at=T0)
-    await first.save_record(NOTE.model_copy(update={"body": "v2"}), actor=ALICE, at=T0)
-    await second.save_record(NOTE.model_copy(update={"body": "theirs"}), actor=ALICE, at=T0)
-    await second.save_record(NOTE.model_copy(update={"name": "only-theirs"}), actor=ALICE, at=T0)
-    await first.remove_record("note", actor=ALICE, at=T0)
+    await first.save_record(NOTE, actor=ALICE, at=T0_WITH_MICROSECONDS)
+    await first.save_record(
+        NOTE.model_copy(update={"body": "v2"}), actor=ALICE, at=T0_WITH_MICROSECONDS
+    )
+    await second.save_record(
+        NOTE.model_copy(update={"body": "theirs"}), actor=ALICE, at=T0_WITH_MICROSECONDS
+    )
+    await second.save_record(
+        NOTE.model_copy(update={"name": "only-theirs"}), actor=ALICE, at=T0_WITH_MICROSECONDS
+    )
+    await first.remove_record("note", actor=ALICE, at=T0_WITH_MICROSECONDS)
     compact = Compact(
         preamble="p",
         summary="s",
         generator="mechanical",
-        generated_at=T0,
+        generated_at=T0_WITH_MICROSECONDS,
         generated_by=ALICE,
         watermark={"note": 2},
     )
@@ -221,16 +226,16 @@ async def test_a_server_restart_mid_session_is_retried_and_the_feed_reconnects(
     storage, other = await open_store(project), await open_store(project)
     changes: list[Change] = []
     await storage.subscribe(changes.append)
-    await storage.save_record(NOTE, actor=ALICE, at=T0)
+    await storage.save_record(NOTE, actor=ALICE, at=T0_WITH_MICROSECONDS)
 
     postgres_server.restart()
 
     assert [record.revision for record in await storage.list_records()] == [1]
-    assert (await storage.save_record(NOTE, actor=ALICE, at=T0)).revision == 2
+    assert (await storage.save_record(NOTE, actor=ALICE, at=T0_WITH_MICROSECONDS)).revision == 2
     assert [entry.revision for entry in await storage.history()] == [1, 2]
     # Writes committed while the feed reconnects go unannounced; once it is back, they are.
     for _ in range(int(WAIT_SECONDS / 0.5)):
-        revision = (await other.save_record(NOTE, actor=ALICE, at=T0)).revision
+        revision = (await other.save_record(NOTE, actor=ALICE, at=T0_WITH_MICROSECONDS)).revision
         if await eventually(lambda last=revision: changes[-1].revision == last, seconds=0.5):
             break
     else:
@@ -250,7 +255,9 @@ async def test_a_write_cut_off_before_commit_is_retried_and_applied_once(
         await blocker.execute(
             "SELECT pg_advisory_lock(hashtext($1), hashtext($2))", project, NOTE.name
         )
-        saving = asyncio.ensure_future(storage.save_record(NOTE, actor=ALICE, at=T0))
+        saving = asyncio.ensure_future(
+            storage.save_record(NOTE, actor=ALICE, at=T0_WITH_MICROSECONDS)
+        )
         pid = await wait_for_backend(blocker, "wait_event_type = 'Lock'")
         await blocker.execute("SELECT pg_terminate_backend($1)", pid)
         await blocker.execute(
@@ -269,7 +276,7 @@ async def test_a_connection_lost_during_commit_says_the_write_may_not_have_happe
 ) -> None:
     dsn = fresh_database(postgres_server)
     storage = await open_store(dsn=dsn)
-    await storage.save_record(NOTE, actor=ALICE, at=T0)
+    await storage.save_record(NOTE, actor=ALICE, at=T0_WITH_MICROSECONDS)
     admin = await asyncpg.connect(dsn)
     try:
         # A deferred constraint trigger runs inside COMMIT: the backend is cut off there.
@@ -282,7 +289,9 @@ async def test_a_connection_lost_during_commit_says_the_write_may_not_have_happe
             "DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION slow_commit()"
         )
         saving = asyncio.ensure_future(
-            storage.save_record(NOTE.model_copy(update={"body": "v2"}), actor=ALICE, at=T0)
+            storage.save_record(
+                NOTE.model_copy(update={"body": "v2"}), actor=ALICE, at=T0_WITH_MICROSECONDS
+            )
         )
         pid = await wait_for_backend(admin, "wait_event = 'PgSleep'")
         await admin.execute("SELECT pg_terminate_backend($1)", pid)
@@ -295,7 +304,7 @@ async def test_a_connection_lost_during_commit_says_the_write_may_not_have_happe
     # Nothing half-written: the record row and its history entry went together (here, not at all).
     assert (await storage.recall_record("note")).body == "body text"
     assert [entry.revision for entry in await storage.history()] == [1]
-    assert (await storage.save_record(NOTE, actor=ALICE, at=T0)).revision == 2
+    assert (await storage.save_record(NOTE, actor=ALICE, at=T0_WITH_MICROSECONDS)).revision == 2
 
 
 async def test_two_engines_on_one_database_see_and_announce_each_others_writes(

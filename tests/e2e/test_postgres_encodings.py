@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import itertools
 import os
-from datetime import UTC, datetime
 
 import asyncpg
 import pytest
@@ -20,13 +19,13 @@ import pytest
 from lazy_memory.adapters.postgres.storage import PostgresStorage
 from lazy_memory.engine.errors import UnreadableRecords
 from lazy_memory.engine.index import UnreadableRecord
-from lazy_memory.engine.records import Actor, ActorKind, RecordContent, RecordType
+from lazy_memory.engine.records import RecordContent, RecordType
 from lazy_memory.engine.search_parser import parse_query
 from tests.e2e.conftest import Lazy
-from tests.postgres import PostgresServer, fresh_project
+from tests.support.actors import ALICE
+from tests.support.clocks import T0
+from tests.support.postgres import PostgresServer, fresh_project
 
-ALICE = Actor(kind=ActorKind.HUMAN, detail="alice")
-T0 = datetime(2026, 12, 2, 8, 0, tzinfo=UTC)
 NAMES = ["alpha", "broken", "zeta"]
 READABLE = ["alpha", "zeta"]
 NOT_UTF8 = {"latin-1": b"caf\xe9", "lone-surrogate": b"\xed\xa0\x80"}

@@ -27,8 +27,8 @@ from pathlib import Path
 
 from packaging.requirements import Requirement
 
-from tests import documents
-from tests.components import missing
+from tests.support import documents
+from tests.support.components import missing
 
 SOURCE = ("pyproject.toml", "README.md", "engine", "wire", "adapters", "rpc")
 """What `pip install .` builds from: the package's metadata and its four source folders."""

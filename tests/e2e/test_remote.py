@@ -9,10 +9,10 @@ import pytest
 
 from lazy_memory.adapters.remote.storage import RemoteStorage, State
 from lazy_memory.engine.errors import PermissionDenied, StorageUnavailable
-from lazy_memory.engine.records import Actor, ActorKind, RecordContent, RecordType
-from tests.daemon import add_token, running_daemon
+from lazy_memory.engine.records import RecordContent, RecordType
+from tests.support.actors import ALICE
+from tests.support.daemon import add_token, running_daemon
 
-ACTOR = Actor(kind=ActorKind.HUMAN, detail="alice")
 NOTE = RecordContent(name="note", type=RecordType.USER, description="d", body="b")
 
 
@@ -21,7 +21,7 @@ async def test_a_daemon_that_goes_away_and_comes_back(tmp_path: Path) -> None:
     token = add_token(data, "engine")
     with running_daemon(data, f"unix:{socket}") as daemon:
         storage = await RemoteStorage.open(daemon.address, token, None)
-        await storage.save_record(NOTE, actor=ACTOR, at=datetime.now(UTC))
+        await storage.save_record(NOTE, actor=ALICE, at=datetime.now(UTC))
         assert daemon.stop() == 0
 
     with pytest.raises(StorageUnavailable, match=r"cannot reach the lazy-memory daemon at unix:"):
@@ -49,7 +49,7 @@ async def test_only_an_engine_token_may_use_the_storage_methods(tmp_path: Path, 
         with pytest.raises(PermissionDenied, match="needs an engine token"):
             await storage.list_records()
         with pytest.raises(PermissionDenied, match="needs an engine token"):
-            await storage.save_record(NOTE, actor=ACTOR, at=datetime.now(UTC))
+            await storage.save_record(NOTE, actor=ALICE, at=datetime.now(UTC))
         await storage.aclose()
 
 
@@ -59,12 +59,12 @@ async def test_an_agent_token_may_only_read_through_the_storage_methods(tmp_path
     agent = add_token(data, "agent", task="t1")
     with running_daemon(data, f"unix:{tmp_path / 'd.sock'}") as daemon:
         storage = await RemoteStorage.open(daemon.address, writer, None)
-        await storage.save_record(NOTE, actor=ACTOR, at=datetime.now(UTC))
+        await storage.save_record(NOTE, actor=ALICE, at=datetime.now(UTC))
         await storage.aclose()
         storage = await RemoteStorage.open(daemon.address, agent, None)
         assert [record.name for record in await storage.list_records()] == ["note"]
         with pytest.raises(PermissionDenied, match="agent tokens are read-only"):
-            await storage.save_record(NOTE, actor=ACTOR, at=datetime.now(UTC))
+            await storage.save_record(NOTE, actor=ALICE, at=datetime.now(UTC))
         with pytest.raises(PermissionDenied, match="agent tokens are read-only"):
             await storage.clear_compact()
         await storage.aclose()

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 from mcp.types import TextContent
 
-from tests.e2e.jsonrpc import RawClient
-from tests.e2e.test_mcp import Connect, connect  # noqa: F401  (the fixture)
+from tests.e2e.mcp_sessions import Connect
+from tests.support.jsonrpc import RawClient
 
 MARKER = "MEMORY INDEX UNAVAILABLE ("
 STORAGE_UNAVAILABLE = -32014
@@ -123,7 +123,7 @@ def text_of(result: object) -> str:
 
 
 async def test_mcp_serves_the_marker_and_errors_then_recovers(
-    connect: Connect,  # noqa: F811  (the fixture imported above)
+    connect: Connect,
     isolated_environment: Path,
 ) -> None:
     database = corrupt(isolated_environment)

@@ -14,8 +14,8 @@ import os
 from pathlib import Path
 from typing import Any
 
-from tests.e2e.jsonrpc import TIMEOUT, RawClient
 from tests.e2e.test_engine_stdio import history
+from tests.support.jsonrpc import TIMEOUT, RawClient
 
 SAVES = 20
 """Saves sent with the shutdown in one write: all are read before the shutdown is handled."""

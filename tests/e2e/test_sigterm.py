@@ -24,8 +24,8 @@ from typing import Any
 
 import pytest
 
-from tests.daemon import add_token, running_daemon
-from tests.e2e.jsonrpc import RawClient
+from tests.support.daemon import add_token, running_daemon
+from tests.support.jsonrpc import RawClient
 
 LAZY = [sys.executable, "-m", "lazy_memory.rpc.cli"]
 WRITERS = 32

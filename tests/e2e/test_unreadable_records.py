@@ -17,9 +17,9 @@ from pathlib import Path
 import pytest
 
 from tests.e2e.conftest import Lazy
-from tests.e2e.jsonrpc import RawClient
-from tests.postgres import PostgresServer, fresh_project
-from tests.unreadable_rows import REASONS, damage_files, damage_postgres, damage_sqlite
+from tests.support.jsonrpc import RawClient
+from tests.support.postgres import PostgresServer, fresh_project
+from tests.support.unreadable_rows import REASONS, damage_files, damage_postgres, damage_sqlite
 
 READABLE = ["alpha", "zeta"]
 REASON = REASONS["type"]

@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 
-from tests.components import NODE, require_program
+from tests.support.components import NODE, require_program
 
 pytestmark = pytest.mark.node
 

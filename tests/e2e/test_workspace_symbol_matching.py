@@ -7,8 +7,8 @@ or `ploy` alone would find nothing.
 
 from __future__ import annotations
 
-from tests.e2e.jsonrpc import RawClient
-from tests.e2e.test_editor_features import INLAY_HINTS, StartEditor, save, start_editor  # noqa: F401  (the fixture)
+from tests.e2e.editor_sessions import INLAY_HINTS, StartEditor, save
+from tests.support.jsonrpc import RawClient
 
 
 async def names(client: RawClient, query: str) -> list[str]:
@@ -17,7 +17,7 @@ async def names(client: RawClient, query: str) -> list[str]:
 
 
 async def test_symbols_match_by_prefix_then_substring_ignoring_case(
-    start_editor: StartEditor,  # noqa: F811
+    start_editor: StartEditor,
 ) -> None:
     save("deploy-steps", "How we ship")
     save("Release checklist", "Before tagging")

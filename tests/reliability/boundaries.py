@@ -13,9 +13,9 @@ Covered elsewhere, not repeated: that an agent writes nothing through any way in
 byte (tests/reliability/test_agent_write_paths.py), an agent's save and rm one by one over
 the engine, MCP, the CLI and the daemon (tests/e2e), a revoked token refused from the next
 connection on and bad tokens of each JSON type refused then closed
-(tests/e2e/daemon/test_tokens.py), each kind of link the reader meets
+(tests/e2e/daemon/test_daemon_tokens.py), each kind of link the reader meets
 (tests/unit/harness_reader/test_links.py), TokenStore.verify's constant-time comparison and
-the token file's mode under any umask (tests/unit/test_tokens.py).
+the token file's mode under any umask (tests/unit/test_token_store.py).
 """
 
 from __future__ import annotations

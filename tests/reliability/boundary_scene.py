@@ -13,18 +13,14 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-import pytest
-
-from lazy_memory.adapters.claude_code.memories import slug
 from lazy_memory.adapters.clock import SystemClock
 from lazy_memory.adapters.sqlite.storage import SqliteStorage
-from lazy_memory.adapters.tokens import TokenStore
 from lazy_memory.engine.compaction import Mode
 from lazy_memory.engine.identity import Identity
 from lazy_memory.engine.records import Actor, ActorKind
 from lazy_memory.engine.service import MemoryService
 from tests.reliability.live_engine import LAZY
-from tests.reliability.stores import Snapshot, snapshot
+from tests.reliability.snapshots import Snapshot, snapshot
 from tests.reliability.write_paths import SEED_DESCRIPTION, SEEDED
 
 SEEDER = Identity(actor=Actor(kind=ActorKind.BUILDER, detail="seeder"))
@@ -130,32 +126,3 @@ async def seed(data_dir: Path) -> None:
         await service.compact(Mode.MECHANICAL)
     finally:
         await storage.aclose()
-
-
-@pytest.fixture
-def scene(tmp_path: Path, isolated_environment: Path, monkeypatch: pytest.MonkeyPatch) -> Scene:
-    """The seeded store in LAZY_DATA; `lazy` processes started now run in the project."""
-    project = tmp_path / "project"
-    (project / ".git").mkdir(parents=True)
-    config = tmp_path / "claude"
-    memory = config / "projects" / slug(project.resolve()) / "memory"
-    memory.mkdir(parents=True)
-    (memory / "harness-note.md").write_text(
-        "---\nname: harness-note\ndescription: from the harness\ntype: project\n---\nbody\n"
-    )
-    outside = tmp_path / "outside"
-    outside.mkdir()
-    (tmp_path / "home").mkdir()
-    (tmp_path / LOGS).mkdir()
-    for variable, value in {
-        "HOME": str(tmp_path / "home"),
-        "CLAUDE_CONFIG_DIR": str(config),
-        "LAZY_STORAGE": "sqlite",
-        "LAZY_OFFLINE": "1",
-        "ANTHROPIC_API_KEY": "",
-    }.items():
-        monkeypatch.setenv(variable, value)
-    monkeypatch.chdir(project)
-    asyncio.run(seed(isolated_environment))
-    token, _ = TokenStore.in_data_dir(isolated_environment).add("builder", "owner")
-    return Scene(tmp_path, project, isolated_environment, memory, outside, token.id)

@@ -8,12 +8,10 @@ shares among its examples.
 
 from __future__ import annotations
 
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
-import pytest
 from hypothesis import HealthCheck, settings
 
 from tests.reliability.live_engine import LiveEngine, LiveMcp, engine_environment
@@ -32,17 +30,6 @@ def run_settings(scale: Scale, fast: int, full: int) -> settings:
         deadline=None,
         suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
     )
-
-
-@pytest.fixture(scope="module")
-def workspace() -> Iterator[Path]:
-    """A folder for the module's processes: a project (a git root) and an empty harness."""
-    with tempfile.TemporaryDirectory(prefix="lazy-hostile-") as directory:
-        root = Path(directory)
-        (root / "project" / ".git").mkdir(parents=True)
-        (root / "home").mkdir()
-        (root / "claude").mkdir()
-        yield root
 
 
 def process_environment(workspace: Path, data_dir: Path, **extra: str) -> dict[str, str]:

@@ -20,7 +20,7 @@ from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import Any, TypeVar
 
-from tests.e2e.jsonrpc import RawClient
+from tests.support.jsonrpc import RawClient
 
 T = TypeVar("T")
 TIMEOUT = 30.0

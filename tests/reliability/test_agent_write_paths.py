@@ -36,8 +36,6 @@ from lazy_memory.rpc.cli import build_parser
 from lazy_memory.rpc.editor.features import COMMANDS
 from lazy_memory.rpc.jsonrpc.methods import METHODS
 from lazy_memory.rpc.jsonrpc.storage_methods import STORAGE_METHODS
-from tests.daemon import add_token, running_daemon
-from tests.e2e.jsonrpc import RawClient
 from tests.reliability.boundary_scene import Scene, changes, lazy, store_state
 from tests.reliability.conftest import Figures
 from tests.reliability.engines import SpawnEngine
@@ -64,6 +62,8 @@ from tests.reliability.write_paths import (
     every_call,
     writes,
 )
+from tests.support.daemon import add_token, running_daemon
+from tests.support.jsonrpc import RawClient
 
 HEADING = "agent write paths"
 HOOK = ["memory", "context", "--hook"]

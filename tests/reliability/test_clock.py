@@ -14,7 +14,7 @@ import asyncio
 import tempfile
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
@@ -25,28 +25,17 @@ from lazy_memory.engine.compact import Compact
 from lazy_memory.engine.compaction import Mode
 from lazy_memory.engine.context import Role
 from lazy_memory.engine.errors import CompactRejected
-from lazy_memory.engine.identity import Identity
 from lazy_memory.engine.ports import Storage
-from lazy_memory.engine.records import Actor, ActorKind, Operation, Record
+from lazy_memory.engine.records import Operation, Record
 from lazy_memory.engine.service import MemoryService
 from tests.reliability.conftest import Figures, Scale
 from tests.reliability.launch_section import IndexLine, parse_compacted, parse_plain, shown
-from tests.reliability.stores import BACKENDS, open_store
+from tests.support.actors import BUILDER_SESSION
+from tests.support.clocks import NOON, FixedClock
+from tests.support.stores import BACKENDS, open_store
 
 HEADING = "clock skew"
-BUILDER = Identity(actor=Actor(kind=ActorKind.BUILDER, detail="builder-1"))
-NOON = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
 NAMES = [f"note-{number}" for number in range(8)]
-
-
-@dataclass
-class ManualClock:
-    """A clock that reads whatever the test set it to, backwards included."""
-
-    moment: datetime = NOON
-
-    def now(self) -> datetime:
-        return self.moment
 
 
 def description(name: str, version: int = 0) -> str:
@@ -67,9 +56,9 @@ async def storage(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterat
     await store.aclose()
 
 
-async def filled(storage: Storage, clock: ManualClock) -> tuple[MemoryService, Compact]:
+async def filled(storage: Storage, clock: FixedClock) -> tuple[MemoryService, Compact]:
     """A service over storage with eight records saved at noon and compacted at noon."""
-    service = MemoryService(storage, BUILDER, clock, warn_bytes=10**9)
+    service = MemoryService(storage, BUILDER_SESSION, clock, warn_bytes=10**9)
     for name in NAMES:
         await service.save(name, type="project", description=description(name), body="b")
     outcome = await service.compact(Mode.MECHANICAL)
@@ -80,7 +69,7 @@ async def filled(storage: Storage, clock: ManualClock) -> tuple[MemoryService, C
 async def test_writes_stamped_before_the_compact_still_read_as_newer(
     storage: Storage, figures: Figures
 ) -> None:
-    clock = ManualClock()
+    clock = FixedClock(NOON)
     service, compact = await filled(storage, clock)
 
     clock.moment = NOON - timedelta(days=400)  # the clock runs backwards
@@ -110,7 +99,7 @@ async def test_writes_stamped_before_the_compact_still_read_as_newer(
 
 
 async def test_a_record_removed_then_saved_again_reads_as_new(storage: Storage) -> None:
-    clock = ManualClock()
+    clock = FixedClock(NOON)
     service, compact = await filled(storage, clock)
     before = await service.recall("note-3")
 
@@ -198,8 +187,8 @@ async def replay(backend: str, history: list[Step], request: pytest.FixtureReque
     with tempfile.TemporaryDirectory() as directory:
         storage = await open_store(backend, Path(directory), request)
         try:
-            clock = ManualClock()
-            service = MemoryService(storage, BUILDER, clock, warn_bytes=10**9)
+            clock = FixedClock(NOON)
+            service = MemoryService(storage, BUILDER_SESSION, clock, warn_bytes=10**9)
             model = Model()
             for version, (operation, name, seconds) in enumerate(history):
                 await apply(service, model, clock, operation, name, seconds, version)
@@ -211,7 +200,7 @@ async def replay(backend: str, history: list[Step], request: pytest.FixtureReque
 async def apply(
     service: MemoryService,
     model: Model,
-    clock: ManualClock,
+    clock: FixedClock,
     operation: str,
     name: str,
     seconds: int,

@@ -8,9 +8,9 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
-from tests.daemon import add_token, running_daemon
 from tests.reliability.boundary_scene import Scene, lazy
 from tests.reliability.write_paths import connect
+from tests.support.daemon import add_token, running_daemon
 
 SENTINEL = "SENTINEL-outside-7f3a91"
 """Content that lives only outside the scanned directories: it must never reach the store."""

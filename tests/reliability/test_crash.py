@@ -29,7 +29,6 @@ from lazy_memory.adapters import open_storage
 from lazy_memory.adapters.config import Settings
 from lazy_memory.engine.ports import Storage
 from lazy_memory.engine.records import ActorKind, HistoryEntry, Operation
-from tests.conformance.conftest import backend, settings  # noqa: F401
 from tests.conformance.test_processes import REPOSITORY, WRITER
 from tests.conformance.writer import body_for
 from tests.reliability.conftest import Figures, Scale
@@ -70,8 +69,8 @@ class Trial:
 
 
 async def test_a_writer_killed_mid_stream_loses_no_acknowledged_save(
-    backend: str,  # noqa: F811
-    settings: Settings,  # noqa: F811
+    backend: str,
+    settings: Settings,
     scale: Scale,
     figures: Figures,
 ) -> None:

@@ -18,7 +18,6 @@ from pathlib import Path
 
 from tests.reliability.conftest import Figures
 from tests.reliability.engines import SpawnEngine
-from tests.reliability.mounts import fill, free_bytes, small_tmpfs
 from tests.reliability.store_checks import Acknowledged
 from tests.reliability.test_disk import (
     DISK_SIZE,
@@ -34,6 +33,7 @@ from tests.reliability.test_disk import (
     save_until_full,
     store_environment,
 )
+from tests.support.mounts import fill, free_bytes, small_tmpfs
 
 ROUNDS = 4
 CLI_BODY = 32 * 1024

@@ -25,8 +25,6 @@ from hypothesis import strategies as st
 
 from lazy_memory.rpc.jsonrpc.methods import METHODS
 from lazy_memory.rpc.jsonrpc.storage_methods import STORAGE_METHODS
-from tests.daemon import add_token, running_daemon
-from tests.e2e.jsonrpc import RawClient
 from tests.reliability.conftest import Figures, Scale
 from tests.reliability.hostile import (
     HEADING,
@@ -34,9 +32,11 @@ from tests.reliability.hostile import (
     run_settings,
     shared_process,
 )
-from tests.reliability.hostile_text import hostile_text, json_values, storable_text
 from tests.reliability.live_engine import LiveEngine, frame_bytes, memory_rss_kib
 from tests.reliability.write_paths import COMMAND_READS, COMMAND_WRITES
+from tests.support.daemon import add_token, running_daemon
+from tests.support.hostile_text import hostile_text, json_values, storable_text
+from tests.support.jsonrpc import RawClient
 
 TYPED_CODES = frozenset({-32700, -32600, -32601, -32602, -32002, *range(-32018, -32009)})
 """Every error code a request may get: JSON-RPC's own and the engine's typed errors.

@@ -31,7 +31,8 @@ from tests.reliability.hostile import (
     run_settings,
     shared_process,
 )
-from tests.reliability.hostile_text import (
+from tests.reliability.live_engine import LAZY, LiveMcp
+from tests.support.hostile_text import (
     CORPUS,
     SQL,
     TYPES,
@@ -43,7 +44,6 @@ from tests.reliability.hostile_text import (
     valid_names,
     valid_save,
 )
-from tests.reliability.live_engine import LAZY, LiveMcp
 
 SAVE_ARGUMENTS = frozenset({"name", "type", "description", "body"})
 """What a valid lazy_memory_save call may carry here: any argument it does not take is an error."""

@@ -3,7 +3,7 @@ as a control code, and `--json` / `--raw` still give it verbatim.
 
 The store holds what an older import, a crafted file or a hostile writer can leave there:
 names, descriptions, bodies, an actor and a compact slot full of terminal control sequences
-(tests/reliability/hostile_text.py TERMINAL and CONTROL). Every output is produced by a real
+(tests/support/hostile_text.py TERMINAL and CONTROL). Every output is produced by a real
 process and read as bytes (text mode would turn a carriage return into a newline): the CLI's
 list, show, history, search, context, the SessionStart hook, doctor and compact --show; the
 MCP tools behind the MCP SDK's client; the editor features over the engine's JSON-RPC.
@@ -35,11 +35,11 @@ from lazy_memory.engine.records import Actor, ActorKind, Operation, Provenance, 
 from lazy_memory.engine.records import RecordType as T
 from lazy_memory.engine.references import document_uri
 from lazy_memory.engine.visible import visible_line
-from tests.e2e.jsonrpc import RawClient
 from tests.reliability.conftest import Figures
-from tests.reliability.hostile_text import CORPUS, TERMINAL, is_unicode, unsafe_characters
 from tests.reliability.launch_section import IndexLine, parse_plain, shown
 from tests.reliability.live_engine import LAZY, engine_environment
+from tests.support.hostile_text import CORPUS, TERMINAL, is_unicode, unsafe_characters
+from tests.support.jsonrpc import RawClient
 
 HEADING = "hostile output"
 N_OSC = "title\x1b]0;pwned\x07"

@@ -6,7 +6,7 @@ it finds matches it, or it gets InvalidQuery; a file is read with its body verba
 with a reason.
 
 Covered elsewhere, not repeated: punctuation and FTS syntax in queries
-(tests/unit/test_search.py).
+(tests/unit/test_search_language.py).
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from lazy_memory.engine.search_parser import MAX_TERMS, parse_query
 from lazy_memory.engine.search_ranking import Document, SearchIndex, matches
 from tests.reliability.conftest import Figures, Scale
 from tests.reliability.hostile import HEADING, run_settings
-from tests.reliability.hostile_text import CORPUS, FRAKTUR, SQL, hostile_text, is_one_line
+from tests.support.hostile_text import CORPUS, FRAKTUR, SQL, hostile_text, is_one_line
 
 # The query parser.
 

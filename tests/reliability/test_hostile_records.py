@@ -28,7 +28,8 @@ from tests.reliability.hostile import (
     process_environment,
     run_settings,
 )
-from tests.reliability.hostile_text import (
+from tests.reliability.live_engine import LiveEngine, frame_bytes
+from tests.support.hostile_text import (
     CORPUS,
     SQL,
     TYPES,
@@ -39,8 +40,7 @@ from tests.reliability.hostile_text import (
     valid_names,
     valid_save,
 )
-from tests.reliability.live_engine import LiveEngine, frame_bytes
-from tests.reliability.stores import BACKENDS, backend_environment
+from tests.support.stores import BACKENDS, backend_environment
 
 STORE_CODES = frozenset({-32011, -32602})
 """What a save that breaks a rule gets: InvalidRecord, or invalid params."""
@@ -194,7 +194,7 @@ async def test_every_backend_finds_what_the_tokenizer_finds(
     from lazy_memory.engine.identity import Identity
     from lazy_memory.engine.records import Actor, ActorKind
     from lazy_memory.engine.service import MemoryService
-    from tests.reliability.stores import open_store
+    from tests.support.stores import open_store
 
     storage = await open_store(backend, tmp_path, request)
     try:

@@ -19,8 +19,6 @@ from lazy_memory.engine.compaction import Mode
 from lazy_memory.engine.context import Role
 from lazy_memory.engine.errors import CompactRejected, InvalidRecord
 from lazy_memory.engine.records import (
-    Actor,
-    ActorKind,
     Operation,
     RecordType,
     imported_content,
@@ -29,19 +27,20 @@ from lazy_memory.engine.service import MemoryService
 from tests.reliability.boundaries import HEADING
 from tests.reliability.boundary_scene import SEEDER
 from tests.reliability.conftest import Figures, Scale
-from tests.reliability.hostile_text import (
+from tests.reliability.launch_section import (
+    IndexLine,
+    parse_compacted,
+    parse_plain,
+    shown,
+)
+from tests.support.actors import IMPORTER
+from tests.support.hostile_text import (
     FRAMING,
     LINE_BREAKS,
     TYPES,
     one_line,
     storable_text,
     valid_names,
-)
-from tests.reliability.launch_section import (
-    IndexLine,
-    parse_compacted,
-    parse_plain,
-    shown,
 )
 
 # Imported names keep what the harness wrote, on one line (the planner refuses the rest).
@@ -53,7 +52,6 @@ AUTHORED = st.tuples(valid_names(), st.sampled_from(TYPES), one_line(), storable
 IMPORTED = st.tuples(
     IMPORTED_NAMES, st.sampled_from(TYPES), IMPORTED_DESCRIPTIONS, storable_text(80)
 )
-IMPORT_ACTOR = Actor(kind=ActorKind.SYSTEM, detail="harness-import")
 
 
 def test_no_record_changes_how_the_launch_context_is_framed(scale: Scale, figures: Figures) -> None:
@@ -111,7 +109,7 @@ async def render_and_read_back(
                 except InvalidRecord:
                     continue
                 await storage.save_record(
-                    content, actor=IMPORT_ACTOR, at=SystemClock().now(), operation=Operation.IMPORT
+                    content, actor=IMPORTER, at=SystemClock().now(), operation=Operation.IMPORT
                 )
             records = await service.list_records()
             context = await service.launch_context(Role.AGENT)

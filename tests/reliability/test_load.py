@@ -25,13 +25,13 @@ from lazy_memory.adapters import open_storage
 from lazy_memory.adapters.config import Settings
 from lazy_memory.adapters.tokens import TokenStore
 from lazy_memory.engine.records import Actor, ActorKind, RecordContent, RecordType
-from tests.daemon import running_daemon
-from tests.e2e.jsonrpc import RawClient
 from tests.reliability.conftest import Figures, Scale
 from tests.reliability.engines import SpawnEngine
 from tests.reliability.rss import MIB, mib
 from tests.reliability.store_checks import inconsistencies, lost, sqlite_integrity
 from tests.reliability.workload import LoadReport, run_load
+from tests.support.daemon import running_daemon
+from tests.support.jsonrpc import RawClient
 
 CLIENTS = 8
 LOAD_SECONDS_FAST = 15

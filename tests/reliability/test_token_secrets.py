@@ -21,10 +21,10 @@ from lazy_memory.adapters import tokens as tokens_module
 from lazy_memory.adapters.tokens import TokenStore, digest
 from lazy_memory.engine.errors import PermissionDenied
 from lazy_memory.rpc.jsonrpc import daemon as daemon_module
-from tests.daemon import running_daemon
 from tests.reliability.boundary_scene import Scene
 from tests.reliability.live_engine import LAZY
 from tests.reliability.write_paths import connect
+from tests.support.daemon import running_daemon
 
 
 def test_no_secret_is_kept_anywhere_and_the_token_file_stays_private(

@@ -15,11 +15,9 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from lazy_memory.adapters.tokens import digest
-from tests.daemon import add_token, running_daemon
 from tests.reliability.boundaries import HEADING
 from tests.reliability.boundary_scene import Scene, lazy, store_state
 from tests.reliability.conftest import Figures, Scale
-from tests.reliability.hostile_text import json_values
 from tests.reliability.write_paths import (
     PERMISSION_DENIED,
     call,
@@ -29,6 +27,8 @@ from tests.reliability.write_paths import (
     method_calls,
     writes,
 )
+from tests.support.daemon import add_token, running_daemon
+from tests.support.hostile_text import json_values
 
 EDITOR_REQUESTS: list[tuple[str, Any]] = [
     (

@@ -16,9 +16,9 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from tests.e2e.jsonrpc import RawClient
 from tests.reliability.rss import RssSeries, sample_rss
 from tests.reliability.store_checks import Acknowledged
+from tests.support.jsonrpc import RawClient
 
 SHARED_NAMES = [f"shared-{number}" for number in range(8)]
 OWN_NAMES = 12

@@ -14,10 +14,10 @@ import asyncio
 from typing import TYPE_CHECKING, Any
 
 from lazy_memory.engine.context import COMPACT_PREAMBLES, MEASURED_ROLE
-from tests.e2e.jsonrpc import RawClient
+from tests.support.jsonrpc import RawClient
 
 if TYPE_CHECKING:
-    from tests.daemon import Daemon
+    from tests.support.daemon import Daemon
 
 SEEDED = [f"seed-{number}" for number in range(12)]
 """The records a boundary test's store starts with."""

@@ -8,21 +8,21 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 from lazy_memory.adapters import open_storage
 from lazy_memory.adapters.config import Settings
-from lazy_memory.engine.compact import Compact
 from lazy_memory.engine.errors import NotFound, StorageUnavailable
 from lazy_memory.engine.ports import Storage
-from lazy_memory.engine.records import Actor, ActorKind, RecordContent, RecordType
+from lazy_memory.engine.records import RecordContent, RecordType
 from lazy_memory.engine.search_parser import parse_query
-from tests.components import ROOT, missing, require_root
+from tests.support.actors import ALICE
+from tests.support.clocks import T0
+from tests.support.components import ROOT, missing, require_root
+from tests.support.records import compact
 
-ALICE = Actor(kind=ActorKind.HUMAN, detail="alice")
-T0 = datetime(2026, 11, 30, 8, 0, tzinfo=UTC)
 STORE_PROCESS = Path(__file__).with_name("store_process.py")
 REPOSITORY = Path(__file__).parents[2]
 
@@ -36,18 +36,6 @@ def content(name: str) -> RecordContent:
     """A record called name, its body `body NAME`."""
     return RecordContent(
         name=name, type=RecordType.PROJECT, description=f"about {name}", body=f"body {name}"
-    )
-
-
-def compact() -> Compact:
-    """The compact written_store puts in the slot."""
-    return Compact(
-        preamble="Memory summary",
-        summary="- alpha",
-        generator="mechanical",
-        generated_at=T0,
-        generated_by=ALICE,
-        watermark={"alpha": 1},
     )
 
 

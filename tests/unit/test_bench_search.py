@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from bench.search import latency, relevance, render
-from tests.search_relevance import QUERIES
+from tests.support.search_relevance import QUERIES
 
 
 async def test_a_tiny_run_scores_relevance_and_times_every_query(tmp_path: Path) -> None:

@@ -23,8 +23,8 @@ import pytest
 from bench import first_request
 from bench.peers import REFERENCE_PACKAGE
 from bench.report import Measurement, Target, misses
-from tests.components import NODE, missing
 from tests.e2e.claude_code.first_request import AUTO_MEMORY, DEFERRED, LAZY_SECTION, OFFERED
+from tests.support.components import NODE, missing
 
 REPOSITORY = Path(__file__).resolve().parents[2]
 TINY = ("--sizes", "20", "40", "--repeat", "2", "--requests", "3", "--saves", "3")

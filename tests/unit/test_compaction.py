@@ -7,8 +7,7 @@ The model is a scripted summarizer with canned answers; the store is a real one.
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator, Callable
-from datetime import UTC, datetime, timedelta
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -27,25 +26,12 @@ from lazy_memory.engine.context import (
 )
 from lazy_memory.engine.doctor import Remedy
 from lazy_memory.engine.errors import CompactRejected, LLMUnavailable
-from lazy_memory.engine.identity import Identity
 from lazy_memory.engine.index import index_line
 from lazy_memory.engine.ports import Summarizer
-from lazy_memory.engine.records import Actor, ActorKind, HistoryEntry, Record
+from lazy_memory.engine.records import HistoryEntry, Record
 from lazy_memory.engine.service import MemoryService
-
-BUILDER = Identity(actor=Actor(kind=ActorKind.BUILDER, detail="builder-1"))
-T0 = datetime(2026, 11, 30, 9, 0, tzinfo=UTC)
-
-
-class StepClock:
-    """A clock that advances one second per reading."""
-
-    def __init__(self) -> None:
-        self.moment = T0
-
-    def now(self) -> datetime:
-        self.moment += timedelta(seconds=1)
-        return self.moment
+from tests.support.actors import BUILDER_SESSION
+from tests.support.clocks import TickingClock
 
 
 class ScriptedSummarizer:
@@ -69,20 +55,13 @@ class ScriptedSummarizer:
         return None
 
 
-@pytest.fixture
-async def storage(tmp_path: Path) -> AsyncIterator[SqliteStorage]:
-    storage = await SqliteStorage.open(tmp_path / "memory.db")
-    yield storage
-    await storage.aclose()
-
-
 def service(
     storage: SqliteStorage | FileStorage,
     summarizer: Summarizer | None = None,
     warn_bytes: int = 4096,
 ) -> MemoryService:
     return MemoryService(
-        storage, BUILDER, StepClock(), warn_bytes=warn_bytes, summarizer=summarizer
+        storage, BUILDER_SESSION, TickingClock(), warn_bytes=warn_bytes, summarizer=summarizer
     )
 
 

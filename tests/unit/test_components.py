@@ -1,4 +1,5 @@
-"""A missing component skips a test with its reason, and fails it under CI (tests/components.py).
+"""A missing component skips a test with its reason, and fails it under CI
+(tests/support/components.py).
 
 Each case runs pytest in a subprocess on a small test file, with this repository's
 configuration (markers) and tests/conftest.py as a plugin, with CI set or unset.
@@ -13,11 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from tests.components import MARKERS
+from tests.support.components import MARKERS
 
 REPOSITORY = Path(__file__).resolve().parents[2]
 NEEDS_A_MISSING_PROGRAM = """
-from tests.components import NEOVIM, require_program
+from tests.support.components import NEOVIM, require_program
 
 
 def test_needs_it() -> None:
@@ -28,7 +29,7 @@ import os
 
 import pytest
 
-from tests.reliability.mounts import small_tmpfs
+from tests.support.mounts import small_tmpfs
 
 
 def test_mounts(tmp_path):

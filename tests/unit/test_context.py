@@ -3,8 +3,6 @@ each role's section opens with its own preamble: the session's one instruction a
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
-
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -23,10 +21,10 @@ from lazy_memory.engine.context import (
     size_of,
 )
 from lazy_memory.engine.index import IndexEntry, collapse_whitespace, index_line
-from lazy_memory.engine.records import Actor, ActorKind, RecordType
+from lazy_memory.engine.records import RecordType
+from tests.support.actors import ALICE
+from tests.support.clocks import T0
 
-T0 = datetime(2026, 11, 30, 8, 0, tzinfo=UTC)
-ALICE = Actor(kind=ActorKind.HUMAN, detail="alice")
 RECORDS = [
     IndexEntry("alpha", RecordType.PROJECT, "How we deploy", 1, T0),
     IndexEntry("café", RecordType.USER, "Prefers   tabs\u2028and\tünïcode ✓", 3, T0),

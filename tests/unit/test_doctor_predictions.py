@@ -3,7 +3,7 @@
 With a model configured, `lazy memory compact` asks it first, and only a call tells what its
 summary is: doctor, which makes no model call, must then say it cannot know and what to try,
 never that the compact would be rejected. The model is the real anthropic SDK against the
-tests' fake Messages API; every state of tests/unit/test_compact_rules.py is walked again,
+tests' fake Messages API; every state of tests/unit/test_doctor_remedies.py is walked again,
 following doctor's remedies with a model whose summary is accepted and with one whose summary
 is too long, and with no model that can be called.
 """
@@ -23,17 +23,16 @@ from lazy_memory.engine.context import Role
 from lazy_memory.engine.doctor import Diagnosis, Remedy
 from lazy_memory.engine.errors import CompactRejected
 from lazy_memory.engine.service import MemoryService
-from tests.fake_anthropic import FakeAnthropic, Received
-from tests.unit.test_compact_rules import (
+from tests.support.fake_anthropic import FakeAnthropic, Received
+from tests.unit.test_compaction import merged_themes, service
+from tests.unit.test_doctor_remedies import (
     COMMANDS,
     OVER,
     STATES,
     State,
     behind_cheaper_than_a_recompact,
     current,
-    storage,  # noqa: F401  (the fixture)
 )
-from tests.unit.test_compaction import merged_themes, service
 
 MODEL = "anthropic (claude-haiku-4-5)"
 CANNOT_KNOW = "doctor cannot know without calling the model"
@@ -118,7 +117,7 @@ and what the advice said helps then is what ends the walk."""
 @pytest.mark.parametrize("state", [state for state, _ in STATES], ids=lambda state: state.__name__)
 @pytest.mark.parametrize(("answer", "expected"), [(themes, ACCEPTED), (bloated, REJECTED)])
 async def test_with_a_model_doctor_s_remedies_end_the_walk_and_none_is_wrongly_refused(
-    storage: SqliteStorage,  # noqa: F811  (the fixture imported above)
+    storage: SqliteStorage,
     fake_anthropic: FakeAnthropic,
     tmp_path: Path,
     state: State,
@@ -136,7 +135,7 @@ async def test_with_a_model_doctor_s_remedies_end_the_walk_and_none_is_wrongly_r
 
 
 async def test_the_issue_s_case_doctor_no_longer_advises_against_the_compact_that_works(
-    storage: SqliteStorage,  # noqa: F811
+    storage: SqliteStorage,
     fake_anthropic: FakeAnthropic,
     tmp_path: Path,
 ) -> None:
@@ -180,7 +179,7 @@ COMMANDS_CURATE = (
     ids=["offline", "no-key"],
 )
 async def test_without_a_model_to_call_doctor_predicts_the_mechanical_compact_and_says_why(
-    storage: SqliteStorage,  # noqa: F811
+    storage: SqliteStorage,
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
     environment: dict[str, str],
@@ -205,7 +204,7 @@ async def test_without_a_model_to_call_doctor_predicts_the_mechanical_compact_an
 
 
 async def test_a_current_compact_is_tried_again_only_by_a_model_that_has_not_lost_on_it(
-    storage: SqliteStorage,  # noqa: F811
+    storage: SqliteStorage,
     fake_anthropic: FakeAnthropic,
     tmp_path: Path,
 ) -> None:

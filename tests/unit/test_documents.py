@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from tests import documents
-from tests.components import MARKERS
+from tests.support import documents
+from tests.support.components import MARKERS
 
 DOCUMENTS = sorted(
     {

@@ -19,7 +19,7 @@ from lazy_memory.engine.errors import (
 )
 from lazy_memory.engine.index import UnreadableRecord
 from lazy_memory.rpc.jsonrpc.front_door import DaemonFull
-from tests import documents
+from tests.support import documents
 
 ARCHITECTURE = documents.REPOSITORY / "docs" / "architecture.md"
 

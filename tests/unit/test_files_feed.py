@@ -4,21 +4,16 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
-from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
 from lazy_memory.adapters.files.storage import FileStorage
 from lazy_memory.engine.ports import Change, ChangeFeed
-from lazy_memory.engine.records import Actor, ActorKind, Operation, RecordContent, RecordType
-
-WRITER = Actor(kind=ActorKind.HUMAN, detail="someone")
-NOON = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
-
-
-def content(name: str) -> RecordContent:
-    return RecordContent(name=name, type=RecordType.PROJECT, description="d", body="b")
+from lazy_memory.engine.records import Operation
+from tests.support.actors import BOB
+from tests.support.clocks import NOON
+from tests.support.records import content
 
 
 @pytest.fixture
@@ -44,13 +39,13 @@ async def test_its_own_writes_are_announced_as_they_commit(
 ) -> None:
     watched, _ = two_handles
     assert isinstance(watched, ChangeFeed)
-    await watched.save_record(content("before"), actor=WRITER, at=NOON)
+    await watched.save_record(content("before"), actor=BOB, at=NOON)
     heard: list[Change] = []
     await watched.subscribe(heard.append)
 
-    await watched.save_record(content("alpha"), actor=WRITER, at=NOON)
-    await watched.save_record(content("beta"), actor=WRITER, at=NOON, operation=Operation.IMPORT)
-    await watched.remove_record("alpha", actor=WRITER, at=NOON)
+    await watched.save_record(content("alpha"), actor=BOB, at=NOON)
+    await watched.save_record(content("beta"), actor=BOB, at=NOON, operation=Operation.IMPORT)
+    await watched.remove_record("alpha", actor=BOB, at=NOON)
 
     assert heard == [
         Change(name="alpha", revision=1, operation=Operation.SAVE),
@@ -64,18 +59,18 @@ async def test_another_handles_writes_are_heard_while_someone_listens(
     two_handles: tuple[FileStorage, FileStorage],
 ) -> None:
     watched, writer = two_handles
-    await writer.save_record(content("old"), actor=WRITER, at=NOON)
+    await writer.save_record(content("old"), actor=BOB, at=NOON)
     heard: list[Change] = []
     await watched.subscribe(heard.append)
 
-    await writer.save_record(content("new"), actor=WRITER, at=NOON)
-    await writer.remove_record("old", actor=WRITER, at=NOON)
+    await writer.save_record(content("new"), actor=BOB, at=NOON)
+    await writer.remove_record("old", actor=BOB, at=NOON)
 
     assert await heard_within(heard, 2) == [
         Change(name="new", revision=1, operation=Operation.SAVE),
         Change(name="old", revision=2, operation=Operation.REMOVE),
     ]
     await watched.unsubscribe(heard.append)
-    await writer.save_record(content("unheard"), actor=WRITER, at=NOON)
+    await writer.save_record(content("unheard"), actor=BOB, at=NOON)
     await asyncio.sleep(0.2)
     assert [change.name for change in heard] == ["new", "old"]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
@@ -13,8 +13,6 @@ from lazy_memory.adapters.files.storage import FileStorage
 from lazy_memory.engine.errors import StorageUnavailable
 from lazy_memory.engine.index import IndexEntry
 from lazy_memory.engine.records import (
-    Actor,
-    ActorKind,
     HistoryEntry,
     Operation,
     RecordContent,
@@ -22,9 +20,8 @@ from lazy_memory.engine.records import (
     history_entry,
     record_after,
 )
-
-ALICE = Actor(kind=ActorKind.HUMAN, detail="alice")
-T0 = datetime(2026, 11, 30, 8, 0, tzinfo=UTC)
+from tests.support.actors import ALICE
+from tests.support.clocks import T0
 
 
 def content(name: str, description: str = "About it", body: str = "The body.") -> RecordContent:

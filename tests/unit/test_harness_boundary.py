@@ -17,7 +17,7 @@ from lazy_memory.adapters.claude_code.memories import MAX_FILE_BYTES, ClaudeCode
 from lazy_memory.engine.importing import HarnessScan, plan_import
 from lazy_memory.engine.names import name_problem
 from lazy_memory.engine.records import RecordType
-from tests.components import ROOT, missing
+from tests.support.components import ROOT, missing
 
 
 @pytest.fixture

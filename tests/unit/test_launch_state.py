@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
@@ -19,10 +19,9 @@ from lazy_memory.adapters.config import Settings
 from lazy_memory.adapters.launch.state import NotRead
 from lazy_memory.engine.compaction import mechanical_summary, new_compact
 from lazy_memory.engine.launching import launch_state
-from lazy_memory.engine.records import Actor, ActorKind, RecordContent, RecordType
-
-T0 = datetime(2026, 11, 30, 8, 0, tzinfo=UTC)
-ALICE = Actor(kind=ActorKind.HUMAN, detail="alice")
+from lazy_memory.engine.records import RecordContent, RecordType
+from tests.support.actors import ALICE
+from tests.support.clocks import T0
 
 
 @pytest.fixture(params=["sqlite", "files"])

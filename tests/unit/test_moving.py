@@ -3,37 +3,25 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
 
 from lazy_memory.adapters.files.storage import FileStorage
 from lazy_memory.adapters.sqlite.storage import SqliteStorage
-from lazy_memory.engine.compact import Compact
 from lazy_memory.engine.errors import Conflict, PermissionDenied
 from lazy_memory.engine.identity import Identity
 from lazy_memory.engine.moving import CompactMove, MoveReport, move_store
 from lazy_memory.engine.names import derived_name
 from lazy_memory.engine.ports import Storage
-from lazy_memory.engine.records import Actor, ActorKind, Operation, RecordContent, RecordType
+from lazy_memory.engine.records import Operation, RecordContent, RecordType
 from lazy_memory.engine.service import MemoryService
+from tests.support.actors import ALICE
+from tests.support.clocks import T0, FixedClock
+from tests.support.records import compact
 
-ALICE = Actor(kind=ActorKind.HUMAN, detail="alice")
-T0 = datetime(2026, 11, 30, 8, 0, tzinfo=UTC)
-COMPACT = Compact(
-    preamble="Memory summary",
-    summary="- a: first",
-    generator="mechanical",
-    generated_at=T0,
-    generated_by=ALICE,
-    watermark={"a": 2},
-)
-
-
-class FixedClock:
-    def now(self) -> datetime:
-        return T0
+COMPACT = compact("- a: first", {"a": 2})
 
 
 @pytest.fixture

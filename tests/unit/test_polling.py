@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
-from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -12,14 +11,10 @@ import pytest
 from lazy_memory.adapters.polling import PollingFeed, changes_between
 from lazy_memory.adapters.sqlite.storage import SqliteStorage
 from lazy_memory.engine.ports import Change
-from lazy_memory.engine.records import Actor, ActorKind, Operation, RecordContent, RecordType
-
-WRITER = Actor(kind=ActorKind.HUMAN, detail="someone-else")
-NOON = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
-
-
-def content(name: str) -> RecordContent:
-    return RecordContent(name=name, type=RecordType.PROJECT, description="d", body="b")
+from lazy_memory.engine.records import Operation
+from tests.support.actors import BOB
+from tests.support.clocks import NOON
+from tests.support.records import content
 
 
 @pytest.fixture
@@ -47,15 +42,15 @@ async def test_a_poll_announces_writes_made_through_another_connection(
     two_storages: tuple[SqliteStorage, SqliteStorage],
 ) -> None:
     watched, writer = two_storages
-    await writer.save_record(content("old"), actor=WRITER, at=NOON)
+    await writer.save_record(content("old"), actor=BOB, at=NOON)
     feed = PollingFeed(watched, interval_seconds=3600)
     heard: list[Change] = []
     await feed.subscribe(heard.append)
     await feed.poll()
     assert heard == [], "what the store held at subscription is not a change"
 
-    await writer.save_record(content("new"), actor=WRITER, at=NOON)
-    await writer.remove_record("old", actor=WRITER, at=NOON)
+    await writer.save_record(content("new"), actor=BOB, at=NOON)
+    await writer.remove_record("old", actor=BOB, at=NOON)
     await feed.poll()
     assert heard == [
         Change(name="new", revision=1, operation=Operation.SAVE),
@@ -71,7 +66,7 @@ async def test_polling_runs_by_itself_while_someone_listens_and_stops_after(
     feed = PollingFeed(watched, interval_seconds=0.05)
     heard: list[Change] = []
     await feed.subscribe(heard.append)
-    await writer.save_record(content("seen"), actor=WRITER, at=NOON)
+    await writer.save_record(content("seen"), actor=BOB, at=NOON)
     for _ in range(100):
         if heard:
             break
@@ -79,7 +74,7 @@ async def test_polling_runs_by_itself_while_someone_listens_and_stops_after(
     assert [change.name for change in heard] == ["seen"]
 
     await feed.unsubscribe(heard.append)
-    await writer.save_record(content("unheard"), actor=WRITER, at=NOON)
+    await writer.save_record(content("unheard"), actor=BOB, at=NOON)
     await asyncio.sleep(0.3)
     assert [change.name for change in heard] == ["seen"]
 
@@ -91,9 +86,9 @@ async def test_own_writes_are_announced_once_without_waiting_for_a_poll(
     feed = PollingFeed(storage, interval_seconds=3600)
     heard: list[Change] = []
     await feed.subscribe(heard.append)
-    saved = await storage.save_record(content("mine"), actor=WRITER, at=NOON)
+    saved = await storage.save_record(content("mine"), actor=BOB, at=NOON)
     feed.announce(Change(name=saved.name, revision=saved.revision, operation=Operation.SAVE))
-    removed = await storage.remove_record("mine", actor=WRITER, at=NOON)
+    removed = await storage.remove_record("mine", actor=BOB, at=NOON)
     feed.announce(Change(name="mine", revision=removed.revision, operation=Operation.REMOVE))
     await feed.poll()
     assert heard == [

@@ -22,7 +22,8 @@ def test_valid_names(name: str) -> None:
     assert check_name(name) == name
 
 
-# The whole table, through every entry path, is in test_names.py and tests/e2e/test_names.py.
+# The whole table, through every entry path, is in test_name_rule.py and
+# tests/e2e/test_names_every_way_in.py.
 @pytest.mark.parametrize("name", ["", ".a", "a/b", "x" * 201, "a\n", "a\x00", " a", "a (user): b"])
 def test_invalid_names(name: str) -> None:
     with pytest.raises(InvalidRecord, match="invalid name"):

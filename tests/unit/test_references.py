@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from lazy_memory.engine.records import Actor, ActorKind, Record, RecordType
+from lazy_memory.engine.records import Record, RecordType
 from lazy_memory.engine.references import (
     Completion,
     Form,
@@ -19,6 +19,7 @@ from lazy_memory.engine.references import (
     reference_at,
     references_in,
 )
+from tests.support.actors import BUILDER
 
 
 def names(text: str) -> list[tuple[str, Form, int, int]]:
@@ -99,7 +100,7 @@ def test_record_markdown_shows_every_fact_and_the_body() -> None:
         body="1. make\n2. ship",
         revision=3,
         updated_at=datetime(2026, 11, 30, 9, 5, tzinfo=UTC),
-        updated_by=Actor(kind=ActorKind.BUILDER, detail="builder-7"),
+        updated_by=BUILDER,
     )
     assert record_markdown(record) == (
         "**deploy-steps** · project · revision 3 · last written by builder builder-7, "

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import sys
-from collections.abc import AsyncIterator
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -19,42 +17,30 @@ from lazy_memory.engine.identity import Identity
 from lazy_memory.engine.index import IndexEntry
 from lazy_memory.engine.records import Actor, ActorKind, Operation
 from lazy_memory.engine.service import MemoryService
+from tests.support.actors import BUILDER_SESSION
+from tests.support.clocks import NOON, FixedClock
 
-BUILDER = Identity(actor=Actor(kind=ActorKind.BUILDER, detail="builder-3"))
 AGENT = Identity(actor=Actor(kind=ActorKind.BUILDER, detail="agent"), task_id="task-9")
-NOON = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
-
-
-class FixedClock:
-    def now(self) -> datetime:
-        return NOON
-
-
-@pytest.fixture
-async def storage(tmp_path: Path) -> AsyncIterator[SqliteStorage]:
-    storage = await SqliteStorage.open(tmp_path / "memory.db")
-    yield storage
-    await storage.aclose()
 
 
 async def test_saves_are_attributed_to_the_session_and_stamped_by_the_clock(
     storage: SqliteStorage,
 ) -> None:
-    service = MemoryService(storage, BUILDER, FixedClock())
+    service = MemoryService(storage, BUILDER_SESSION, FixedClock(NOON))
 
     record = await service.save("n", type="project", description="d", body="b")
 
-    assert (record.updated_by, record.updated_at) == (BUILDER.actor, NOON)
-    assert (await service.history())[0].actor == BUILDER.actor
+    assert (record.updated_by, record.updated_at) == (BUILDER_SESSION.actor, NOON)
+    assert (await service.history())[0].actor == BUILDER_SESSION.actor
 
 
 async def test_an_agent_is_refused_every_write_and_nothing_is_written(
     storage: SqliteStorage,
 ) -> None:
-    await MemoryService(storage, BUILDER, FixedClock()).save(
+    await MemoryService(storage, BUILDER_SESSION, FixedClock(NOON)).save(
         "n", type="project", description="d", body="b"
     )
-    agent = MemoryService(storage, AGENT, FixedClock())
+    agent = MemoryService(storage, AGENT, FixedClock(NOON))
 
     with pytest.raises(PermissionDenied, match="task-9"):
         await agent.save("m", type="project", description="d", body="b")
@@ -68,7 +54,7 @@ async def test_an_agent_is_refused_every_write_and_nothing_is_written(
 
 
 async def test_authoring_rules_apply_and_nothing_is_written(storage: SqliteStorage) -> None:
-    service = MemoryService(storage, BUILDER, FixedClock())
+    service = MemoryService(storage, BUILDER_SESSION, FixedClock(NOON))
 
     with pytest.raises(InvalidRecord):
         await service.save("n", type="project", description="x" * 201, body="b")
@@ -79,7 +65,7 @@ async def test_authoring_rules_apply_and_nothing_is_written(storage: SqliteStora
 
 
 async def test_an_update_keeps_the_fields_it_does_not_give(storage: SqliteStorage) -> None:
-    service = MemoryService(storage, BUILDER, FixedClock())
+    service = MemoryService(storage, BUILDER_SESSION, FixedClock(NOON))
     await service.save("n", type="project", description="d", body="b")
 
     updated = await service.save("n", description="new")
@@ -92,7 +78,7 @@ async def test_an_update_keeps_the_fields_it_does_not_give(storage: SqliteStorag
 async def test_a_partial_update_is_a_compare_and_swap_on_what_it_read(
     storage: SqliteStorage,
 ) -> None:
-    service = MemoryService(storage, BUILDER, FixedClock())
+    service = MemoryService(storage, BUILDER_SESSION, FixedClock(NOON))
     await service.save("n", type="project", description="d", body="b")
 
     with pytest.raises(Conflict):
@@ -103,7 +89,7 @@ async def test_a_partial_update_is_a_compare_and_swap_on_what_it_read(
 
 
 async def test_history_of_a_name_never_written_is_not_found(storage: SqliteStorage) -> None:
-    service = MemoryService(storage, BUILDER, FixedClock())
+    service = MemoryService(storage, BUILDER_SESSION, FixedClock(NOON))
     with pytest.raises(NotFound):
         await service.history("ghost")
     await service.save("ghost", type="user", description="d", body="")
@@ -183,7 +169,7 @@ class CountingStorage:
 
 async def test_the_context_is_assembled_again_only_after_a_write(storage: SqliteStorage) -> None:
     counting = CountingStorage(storage)
-    service = MemoryService(counting, BUILDER, FixedClock())  # type: ignore[arg-type]
+    service = MemoryService(counting, BUILDER_SESSION, FixedClock(NOON))  # type: ignore[arg-type]
     await service.save("first", type="project", description="the first", body="b")
 
     first = await service.launch_context(Role.AGENT)
@@ -204,7 +190,7 @@ async def test_the_context_shows_at_once_what_another_process_wrote(tmp_path: Pa
     path = tmp_path / "shared.db"
     storage = await SqliteStorage.open(path)
     try:
-        service = MemoryService(storage, BUILDER, FixedClock())
+        service = MemoryService(storage, BUILDER_SESSION, FixedClock(NOON))
         await service.save("mine", type="project", description="saved here", body="b")
         assert (await service.launch_context(Role.AGENT)).text.count("\n- ") == 1
 
@@ -232,7 +218,7 @@ async def test_the_context_shows_at_once_what_another_process_wrote(tmp_path: Pa
 
 async def test_an_unreadable_store_is_never_served_from_the_cache(tmp_path: Path) -> None:
     storage = await SqliteStorage.open(tmp_path / "memory.db")
-    service = MemoryService(storage, BUILDER, FixedClock())
+    service = MemoryService(storage, BUILDER_SESSION, FixedClock(NOON))
     await service.save("n", type="project", description="d", body="b")
     assert (await service.launch_context(Role.AGENT)).available
 
@@ -246,7 +232,7 @@ async def test_an_unreadable_store_is_never_served_from_the_cache(tmp_path: Path
 async def test_each_role_gets_its_own_framing_from_the_cached_context(
     storage: SqliteStorage,
 ) -> None:
-    service = MemoryService(storage, BUILDER, FixedClock(), warn_bytes=10)
+    service = MemoryService(storage, BUILDER_SESSION, FixedClock(NOON), warn_bytes=10)
     await service.save("n", type="project", description="d", body="b")
 
     agent = await service.launch_context(Role.AGENT)

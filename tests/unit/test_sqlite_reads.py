@@ -14,7 +14,7 @@ from lazy_memory.adapters import open_storage
 from lazy_memory.adapters.sqlite.reader import Reader
 from lazy_memory.adapters.sqlite.schema import MIGRATIONS
 from lazy_memory.engine.errors import StorageUnavailable
-from tests.reliability.mounts import remount, small_tmpfs
+from tests.support.mounts import remount, small_tmpfs
 from tests.unit.store_reading import (
     ALICE,
     T0,

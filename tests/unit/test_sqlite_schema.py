@@ -11,8 +11,9 @@ import pytest
 from lazy_memory.adapters.sqlite.schema import MIGRATIONS, SCHEMA_VERSION
 from lazy_memory.adapters.sqlite.storage import SqliteStorage
 from lazy_memory.engine.errors import StorageUnavailable
-from lazy_memory.engine.records import Actor, ActorKind, RecordContent, RecordType
+from lazy_memory.engine.records import RecordContent, RecordType
 from lazy_memory.engine.search_parser import parse_query
+from tests.support.actors import ALICE
 
 
 async def created(path: Path) -> None:
@@ -133,7 +134,7 @@ async def test_the_search_migration_keeps_every_row_and_indexes_the_live_ones(
         found = [hit.name for hit in await storage.search(parse_query("zebras"), 10)]
         revived = await storage.save_record(
             RecordContent(name="zebra-removed", type=RecordType.USER, description="d", body="b"),
-            actor=Actor(kind=ActorKind.HUMAN, detail="alice"),
+            actor=ALICE,
             at=datetime(2026, 11, 30, tzinfo=UTC),
         )
     finally:
@@ -148,7 +149,6 @@ async def test_the_search_migration_keeps_every_row_and_indexes_the_live_ones(
 
 async def test_the_index_stays_right_through_writes_and_vacuum(tmp_path: Path) -> None:
     path = tmp_path / "memory.db"
-    alice = Actor(kind=ActorKind.HUMAN, detail="alice")
     at = datetime(2026, 11, 30, tzinfo=UTC)
     storage = await SqliteStorage.open(path)
     try:
@@ -156,9 +156,9 @@ async def test_the_index_stays_right_through_writes_and_vacuum(tmp_path: Path) -
             content = RecordContent(
                 name=f"note-{number}", type=RecordType.PROJECT, description="zebra", body="b"
             )
-            await storage.save_record(content, actor=alice, at=at)
+            await storage.save_record(content, actor=ALICE, at=at)
         for number in range(0, 20, 2):
-            await storage.remove_record(f"note-{number}", actor=alice, at=at)
+            await storage.remove_record(f"note-{number}", actor=ALICE, at=at)
         with sqlite3.connect(path) as connection:
             connection.execute("VACUUM")
             # Checks the index against its content, the live records.

@@ -7,9 +7,8 @@ import asyncio
 import sqlite3
 import threading
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
-from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -22,10 +21,9 @@ from lazy_memory.adapters.sqlite.schema import MIGRATIONS
 from lazy_memory.adapters.sqlite.space import CRISIS_SEGMENTS
 from lazy_memory.adapters.sqlite.storage import SqliteStorage
 from lazy_memory.engine.errors import StorageUnavailable
-from lazy_memory.engine.records import Actor, ActorKind, RecordContent, RecordType
-
-ALICE = Actor(kind=ActorKind.HUMAN, detail="alice")
-NOON = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
+from lazy_memory.engine.records import RecordContent, RecordType
+from tests.support.actors import ALICE
+from tests.support.clocks import NOON
 
 
 def content(name: str) -> RecordContent:
@@ -36,13 +34,6 @@ async def created(path: Path) -> None:
     """Create the store at path: its first write does, since opening only reads."""
     storage = await SqliteStorage.open(path)
     await storage.clear_compact()
-    await storage.aclose()
-
-
-@pytest.fixture
-async def storage(tmp_path: Path) -> AsyncIterator[SqliteStorage]:
-    storage = await SqliteStorage.open(tmp_path / "memory.db")
-    yield storage
     await storage.aclose()
 
 

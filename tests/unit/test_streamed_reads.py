@@ -3,8 +3,6 @@ page of the section; each the same as from the whole, wherever the batches break
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
-
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -22,22 +20,20 @@ from lazy_memory.engine.context import (
 )
 from lazy_memory.engine.delivery import page, pages
 from lazy_memory.engine.index import IndexEntry, UnreadableRecord, index_page
-from lazy_memory.engine.records import Actor, ActorKind, RecordType
+from lazy_memory.engine.records import RecordType
+from tests.support.clocks import T0
+from tests.support.records import compact
 
-T0 = datetime(2026, 11, 30, 8, 0, tzinfo=UTC)
 RECORDS = [
     IndexEntry(f"record-{number}", RecordType.PROJECT, f"about {number}", 1, T0)
     for number in range(7)
 ]
-COMPACT = Compact(
-    preamble="# Compacted",
-    summary="- record-0 to record-6\n",
-    generator="mechanical",
-    generated_at=T0,
-    generated_by=Actor(kind=ActorKind.HUMAN, detail="alice"),
+COMPACT = compact(
+    "- record-0 to record-6\n",
     # record-3 and record-6 were written since, at a revision the compact has not seen.
-    watermark={name: 1 for name in ("record-0", "record-1", "record-2", "record-4", "record-5")}
+    {name: 1 for name in ("record-0", "record-1", "record-2", "record-4", "record-5")}
     | {"record-3": 0, "record-6": 0, "gone": 2},
+    preamble="# Compacted",
 )
 CURRENT = {record.name: record.revision for record in RECORDS}
 """A watermark at which the compact covers every record: nothing is written since."""

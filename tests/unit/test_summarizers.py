@@ -21,7 +21,16 @@ from lazy_memory.adapters.summarizers.anthropic_api import (
 from lazy_memory.adapters.summarizers.choice import open_summarizer
 from lazy_memory.adapters.summarizers.command import CommandSummarizer
 from lazy_memory.engine.errors import LLMUnavailable
-from tests.fake_anthropic import FAKE_API_KEY, FakeAnthropic, Reply, blocks, echo, error, hang, text
+from tests.support.fake_anthropic import (
+    FAKE_API_KEY,
+    FakeAnthropic,
+    Reply,
+    blocks,
+    echo,
+    error,
+    hang,
+    text,
+)
 
 PROMPT = "Summarize these records:\n- style (feedback): tabs, not spaces\n"
 

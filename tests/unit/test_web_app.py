@@ -15,12 +15,12 @@ from lazy_memory.adapters.polling import PollingFeed
 from lazy_memory.adapters.tokens import TokenStore
 from lazy_memory.engine.errors import PermissionDenied, StorageUnavailable
 from lazy_memory.engine.ports import Storage
-from lazy_memory.engine.records import Actor, ActorKind, RecordContent, RecordType
+from lazy_memory.engine.records import RecordContent, RecordType
 from lazy_memory.rpc.web.markup import CONTENT_SECURITY_POLICY
-from tests.components import missing
+from tests.support.actors import BOB
+from tests.support.components import missing
 
 HOSTILE = "evil\x1b]0;owned\x07\u202eexe<script>alert(1)</script>"
-WRITER = Actor(kind=ActorKind.HUMAN, detail="test")
 Response = tuple[int, dict[str, list[str]], str]
 
 
@@ -82,7 +82,7 @@ async def storage(tmp_path: Path) -> AsyncIterator[Storage]:
         content = RecordContent(
             name=name, type=RecordType.PROJECT, description=f"about {name}", body=body
         )
-        await opened.save_record(content, actor=WRITER, at=_now())
+        await opened.save_record(content, actor=BOB, at=_now())
     yield opened
     await opened.aclose()
 

@@ -2,13 +2,14 @@
 
 - `claude_binary` (session): the path of the claude to test ($LAZY_CLAUDE, else `claude` on
   PATH), checked to be the pinned version. Not installed: the test skips with INSTALL_HINT,
-  or fails when CI is set (tests/components.py); a $LAZY_CLAUDE that does not exist, or
+  or fails when CI is set (tests/support/components.py); a $LAZY_CLAUDE that does not exist, or
   another version, fails.
 - `older_claude_binary` (session): the same for the older release the set-up must still work
   on, named only by $LAZY_CLAUDE_2_1_197 (OLDER_CLAUDE_ENV).
 - `claude_code`: a ClaudeCode bound to the pinned claude and to `fake_anthropic`
-  (tests/fake_anthropic.py, replying "done" until scripted), with fresh CLAUDE_CONFIG_DIR and
-  HOME; `claude_code.run(prompt, *cli_args, cwd=project, env=..., timeout=...)`.
+  (tests/support/fake_anthropic.py, replying "done" until scripted), with fresh
+  CLAUDE_CONFIG_DIR and HOME;
+  `claude_code.run(prompt, *cli_args, cwd=project, env=..., timeout=...)`.
 - `each_claude_code`: the same, once on each release (the test's id names the version).
 - `project` (from tests/e2e/conftest.py): an empty git root to run in.
 
@@ -23,7 +24,6 @@ from pathlib import Path
 
 import pytest
 
-from tests.components import missing
 from tests.e2e.claude_code.harness import (
     CLAUDE_ENV,
     INSTALL_HINT,
@@ -35,7 +35,8 @@ from tests.e2e.claude_code.harness import (
     install_hint,
     locate_claude,
 )
-from tests.fake_anthropic import FakeAnthropic
+from tests.support.components import missing
+from tests.support.fake_anthropic import FakeAnthropic
 
 _HERE = Path(__file__).parent
 

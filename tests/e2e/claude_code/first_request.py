@@ -28,7 +28,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import IO, Any
 
-from tests.anthropic_messages import request_text
+from tests.support.anthropic_messages import request_text
 
 SERVER = "lazy"
 TOOL_PREFIX = f"mcp__{SERVER}__"

@@ -59,7 +59,7 @@ from pathlib import Path
 from typing import Any
 
 from lazy_memory.adapters.config import CLAUDE_CODE_MEASURED_VERSION, CLAUDE_CODE_OLDER_VERSION
-from tests.fake_anthropic import FAKE_API_KEY, FakeAnthropic
+from tests.support.fake_anthropic import FAKE_API_KEY, FakeAnthropic
 
 CLAUDE_ENV = "LAZY_CLAUDE"
 """The environment variable that names the claude binary to test (set by .ci/run)."""

@@ -16,7 +16,7 @@ from lazy_memory.adapters.config import DEFAULT_HOOK_LIMIT_CHARS
 from lazy_memory.engine.context import harness_length
 from tests.e2e.claude_code.harness import ClaudeCode, check_run
 from tests.e2e.claude_code.lazy_project import fill, launch, lazy, set_up
-from tests.fake_anthropic import ToolUse
+from tests.support.fake_anthropic import ToolUse
 
 pytestmark = pytest.mark.claude_code
 

@@ -39,7 +39,6 @@ from typing import Any
 import pytest
 
 from lazy_memory.adapters.config import DEFAULT_HOOK_LIMIT_CHARS, DEFAULT_TOOL_RESULT_LIMIT_CHARS
-from tests.anthropic_messages import text_of
 from tests.e2e.claude_code import sized_tool_server as sized
 from tests.e2e.claude_code.harness import (
     PINNED_VERSION,
@@ -50,7 +49,8 @@ from tests.e2e.claude_code.harness import (
     write_mcp_config,
     write_session_start_hooks,
 )
-from tests.fake_anthropic import ToolResult, ToolUse
+from tests.support.anthropic_messages import text_of
+from tests.support.fake_anthropic import ToolResult, ToolUse
 
 pytestmark = pytest.mark.claude_code
 

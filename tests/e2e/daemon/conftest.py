@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests.e2e.daemon.raw_daemon import READY, Daemon, StartDaemon
-from tests.e2e.jsonrpc import TIMEOUT
+from tests.support.jsonrpc import TIMEOUT
 
 
 @pytest.fixture

@@ -1,7 +1,7 @@
 """The real `lazy engine --listen` in a subprocess, for tests that talk to it over sockets.
 
 A Daemon (started by the `start_daemon` fixture of conftest.py) opens raw clients
-(tests/e2e/jsonrpc.py) on fresh connections. Also tokens made with the real CLI, the params
+(tests/support/jsonrpc.py) on fresh connections. Also tokens made with the real CLI, the params
 of a valid save, and a throwaway TLS certificate.
 """
 
@@ -19,8 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tests.components import missing
-from tests.e2e.jsonrpc import TIMEOUT, RawClient
+from tests.support.components import missing
+from tests.support.jsonrpc import TIMEOUT, RawClient
 
 READY = "lazy-memory daemon listening on "
 

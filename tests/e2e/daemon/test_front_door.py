@@ -1,7 +1,7 @@
 """The daemon's front door (rpc/jsonrpc/front_door.py): strangers never take a token holder's place.
 
 A real `lazy engine --listen` with small caps in its project's lazy.toml, a crowd of hostile
-sockets (tests/hostile_crowd.py: silent, trickling and reconnecting, each reconnecting as
+sockets (tests/support/hostile_crowd.py: silent, trickling and reconnecting, each reconnecting as
 soon as it is dropped) in a process of its own, and clients with tokens that must be served
 every time. Before the door, strangers and members shared `max_connections`: such a crowd
 let a token holder in a few times in forty.
@@ -24,10 +24,10 @@ import pytest
 
 from lazy_memory.adapters.remote.storage import RemoteStorage
 from lazy_memory.engine.errors import StorageUnavailable
-from tests.daemon import Daemon, add_token, running_daemon, wait_for_log
 from tests.e2e.daemon.raw_daemon import save_params, self_signed_certificate
-from tests.e2e.jsonrpc import RawClient
-from tests.hostile_crowd import TRICKLE, opener
+from tests.support.daemon import Daemon, add_token, running_daemon, wait_for_log
+from tests.support.hostile_crowd import TRICKLE, opener
+from tests.support.jsonrpc import RawClient
 
 HANDSHAKE_SECONDS = 2.0
 MAX_CONNECTIONS = 3
@@ -83,7 +83,7 @@ async def start_crowd(daemon: Daemon) -> Process:
     return await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
-        "tests.hostile_crowd",
+        "tests.support.hostile_crowd",
         daemon.address,
         *("--silent", str(CROWD), "--trickling", str(CROWD), "--reconnecting", str(CROWD)),
         *("--seconds", "300"),

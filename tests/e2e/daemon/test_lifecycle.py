@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests.e2e.daemon.raw_daemon import StartDaemon, add_token, lazy, save_params
-from tests.e2e.jsonrpc import TIMEOUT
+from tests.support.jsonrpc import TIMEOUT
 
 
 async def test_sigterm_and_sigint_stop_the_daemon_cleanly_and_remove_its_socket(

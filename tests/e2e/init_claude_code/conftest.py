@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.components import require_program
 from tests.e2e.init_claude_code.files import path_without
+from tests.support.components import require_program
 
 
 @pytest.fixture(autouse=True)

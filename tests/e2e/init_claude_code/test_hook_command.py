@@ -22,9 +22,9 @@ from typing import Any
 import pytest
 
 from lazy_memory.engine.context import UNAVAILABLE
-from tests.components import missing
 from tests.e2e.conftest import Lazy
 from tests.e2e.init_claude_code.files import path_without, read_json
+from tests.support.components import missing
 
 EVENT = '{"session_id": "s", "hook_event_name": "SessionStart", "source": "startup"}'
 TOOLS = "/usr/bin:/bin"

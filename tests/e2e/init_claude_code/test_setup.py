@@ -15,7 +15,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.components import missing
 from tests.e2e.conftest import Lazy
 from tests.e2e.init_claude_code.files import (
     HOOK_COMMAND,
@@ -27,6 +26,7 @@ from tests.e2e.init_claude_code.files import (
     snapshot,
     users_files,
 )
+from tests.support.components import missing
 
 
 def test_a_fresh_repository_gets_the_hook_the_server_and_auto_memory_off(

@@ -3,7 +3,7 @@
 The store is seeded with the real CLI; the server runs as a user runs it, on a free loopback
 port, polling for other processes' writes quickly so a test sees them within a second.
 Chromium is Debian's (`.ci/run` installs it), driven by Playwright: without either the tests
-skip here and fail under CI (tests/components.py).
+skip here and fail under CI (tests/support/components.py).
 """
 
 from __future__ import annotations
@@ -20,9 +20,9 @@ from typing import Any
 
 import pytest
 
-from tests.components import CHROMIUM as BROWSER
-from tests.components import missing
 from tests.e2e.conftest import Lazy
+from tests.support.components import CHROMIUM as BROWSER
+from tests.support.components import missing
 
 CHROMIUM = Path("/usr/bin/chromium")
 _SERVING = re.compile(r"lazy web: serving (\S+) ")

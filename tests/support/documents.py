@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-REPOSITORY = Path(__file__).resolve().parents[1]
+REPOSITORY = Path(__file__).resolve().parents[2]
 README = REPOSITORY / "README.md"
 
 _FENCE = re.compile(r"^(\s*)```(\w*)\s*$")

@@ -40,8 +40,8 @@ def add_token(data_dir: Path, role: str, name: str | None = None, task: str | No
 
     In this process, through the token store `lazy engine token add` writes with, so the file
     is the same; a subprocess would cost a second of interpreter start-up for every daemon a
-    test starts. The command itself is tested through the real CLI (tests/e2e/daemon/test_tokens.py,
-    tests/reliability/test_token_secrets.py).
+    test starts. The command itself is tested through the real CLI
+    (tests/e2e/daemon/test_daemon_tokens.py, tests/reliability/test_token_secrets.py).
     """
     return TokenStore.in_data_dir(data_dir).add(role, name or None, task or None)[1]
 

@@ -5,7 +5,7 @@ InternalClientError, InterfaceError for a connection in the wrong state, and the
 errors that are final (an argument the driver cannot encode, a feature it or the server
 lacks): a fake pool stands in for asyncpg's, and raises one where a query would. Each must
 become a retry or a typed error, through the storage, the engine and the CLI, never -32603
-or exit status 70. tests/e2e/test_postgres_errors.py provokes the rest on a real server.
+or exit status 70. tests/e2e/test_postgres_server_faults.py provokes the rest on a real server.
 """
 
 from __future__ import annotations
@@ -14,7 +14,6 @@ import asyncio
 import json
 from collections.abc import AsyncIterator, Generator
 from contextlib import asynccontextmanager
-from datetime import UTC, datetime
 from typing import Any
 
 import asyncpg
@@ -27,15 +26,15 @@ from lazy_memory.adapters.postgres.schema import MIGRATIONS, MIGRATIONS_TABLE
 from lazy_memory.adapters.postgres.storage import PostgresStorage
 from lazy_memory.engine.errors import InvalidConfig, StorageUnavailable
 from lazy_memory.engine.identity import Identity
-from lazy_memory.engine.records import Actor, ActorKind, RecordContent, RecordType
+from lazy_memory.engine.records import RecordContent, RecordType
 from lazy_memory.engine.service import MemoryService
 from lazy_memory.rpc.cli import main
 from lazy_memory.rpc.jsonrpc.server import Grant, Session, build_server, serve_connection
 from lazy_memory.wire.framing import frame
+from tests.support.actors import ALICE
+from tests.support.clocks import T0
 
-ALICE = Actor(kind=ActorKind.HUMAN, detail="alice")
 NOTE = RecordContent(name="note", type=RecordType.USER, description="d", body="b")
-T0 = datetime(2026, 12, 1, 8, 0, tzinfo=UTC)
 DSN = "postgresql://lazy@127.0.0.1:5432/memory"
 
 RETRIED = {

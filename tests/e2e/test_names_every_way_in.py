@@ -1,6 +1,6 @@
 """The name rule through every way a name enters a store (#17 point 3, #18 point 7).
 
-One table of legal and illegal names (tests/name_table.py) goes through the real `lazy`
+One table of legal and illegal names (tests/support/name_table.py) goes through the real `lazy`
 command: `lazy memory save`, the engine's `lazy/memory/save` (what the editors send), the MCP
 tool, a daemon's storage methods, the import of harness files and `lazy memory migrate`.
 Names an older import stored outside the rule stay reachable by their exact name.
@@ -23,16 +23,16 @@ from mcp.client.stdio import stdio_client
 from lazy_memory.adapters import open_storage
 from lazy_memory.adapters.config import Settings
 from lazy_memory.engine.names import derived_name
-from lazy_memory.engine.records import Actor, ActorKind, Operation, RecordContent, RecordType
-from tests.daemon import LAZY, add_token, running_daemon
+from lazy_memory.engine.records import Operation, RecordContent, RecordType
 from tests.e2e.conftest import Lazy
-from tests.e2e.jsonrpc import RawClient
-from tests.name_table import ILLEGAL, LEGAL
-from tests.reliability.hostile_text import unsafe_characters
+from tests.support.actors import IMPORTER
+from tests.support.daemon import LAZY, add_token, running_daemon
+from tests.support.hostile_text import unsafe_characters
+from tests.support.jsonrpc import RawClient
+from tests.support.name_table import ILLEGAL, LEGAL
 
 INVALID_RECORD = -32011
 INVALID_PARAMS = -32602
-OLD_IMPORTER = Actor(kind=ActorKind.SYSTEM, detail="harness-import")
 HELD = ["tab\there", "old/path name", "x" * 300, ".hidden", "esc\x1b[31mred"]
 """Names an older import stored that today's rule refuses: each stays writable as it is."""
 HELD_FORGING = ["two\nlines", "b (user): fake"]
@@ -83,9 +83,7 @@ async def seed_old_imports(data_dir: Path, root: Path, names: list[str]) -> None
         for name in names:
             content = RecordContent(name=name, type=RecordType.PROJECT, description="old", body="")
             at = datetime.now(UTC)
-            await storage.save_record(
-                content, actor=OLD_IMPORTER, at=at, operation=Operation.IMPORT
-            )
+            await storage.save_record(content, actor=IMPORTER, at=at, operation=Operation.IMPORT)
     finally:
         await storage.aclose()
 

@@ -18,10 +18,10 @@ import pytest
 from lazy_memory.adapters import open_service
 from lazy_memory.adapters.config import load_settings
 from lazy_memory.engine.identity import Identity
-from lazy_memory.engine.records import Actor, ActorKind
 from lazy_memory.rpc.mcp.tools import McpTools
 from tests.e2e.conftest import Lazy
-from tests.e2e.jsonrpc import RawClient
+from tests.support.actors import BUILDER
+from tests.support.jsonrpc import RawClient
 
 SAVE = {"name": "deploy", "type": "project", "description": "How we deploy", "body": "make"}
 LONG = "A description far longer than the authoring limit, the kind the hint names. " * 4
@@ -92,7 +92,7 @@ async def test_the_mcp_save_tool_says_unchanged(
     project: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.chdir(project)
-    identity = Identity(actor=Actor(kind=ActorKind.BUILDER, detail="builder-7"))
+    identity = Identity(actor=BUILDER)
     service = await open_service(load_settings(), identity)
     try:
         tools = McpTools(service, 500_000)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -15,16 +14,10 @@ from lazy_memory.engine.errors import InvalidConfig, InvalidRecord
 from lazy_memory.engine.importing import HarnessMemory, HarnessScan
 from lazy_memory.engine.records import authored_content
 from lazy_memory.engine.service import MemoryService
-from tests.unit.test_service import BUILDER, FixedClock
+from tests.support.actors import BUILDER_SESSION
+from tests.support.clocks import NOON, FixedClock
 
 LIMIT = 1_000
-
-
-@pytest.fixture
-async def storage(tmp_path: Path) -> AsyncIterator[SqliteStorage]:
-    storage = await SqliteStorage.open(tmp_path / "memory.db")
-    yield storage
-    await storage.aclose()
 
 
 def test_the_default_is_64_kib() -> None:
@@ -56,7 +49,7 @@ def test_the_default_limit_applies_when_none_is_given() -> None:
 
 
 async def test_every_save_shape_is_refused_and_nothing_is_written(storage: SqliteStorage) -> None:
-    service = MemoryService(storage, BUILDER, FixedClock(), max_body_bytes=LIMIT)
+    service = MemoryService(storage, BUILDER_SESSION, FixedClock(NOON), max_body_bytes=LIMIT)
     big = "x" * (LIMIT + 1)
 
     with pytest.raises(InvalidRecord, match="limit is 1,000 bytes"):
@@ -87,7 +80,9 @@ async def test_an_imported_body_over_the_limit_is_kept_reported_and_its_record_s
         async def scan(self) -> HarnessScan:
             return scan
 
-    service = MemoryService(storage, BUILDER, FixedClock(), max_body_bytes=LIMIT, harness=Harness())
+    service = MemoryService(
+        storage, BUILDER_SESSION, FixedClock(NOON), max_body_bytes=LIMIT, harness=Harness()
+    )
 
     preview = await service.import_memory(apply=False)
     result = await service.import_memory(apply=True)
@@ -120,7 +115,7 @@ async def test_the_composition_root_gives_the_service_the_configured_limit(
 ) -> None:
     (tmp_path / ".git").mkdir()
     (tmp_path / "lazy.toml").write_text("[memory]\nmax_body_bytes = 10\n")
-    service = service_factory(load_settings(tmp_path, environ={}), storage)(BUILDER)
+    service = service_factory(load_settings(tmp_path, environ={}), storage)(BUILDER_SESSION)
 
     assert service.max_body_bytes == 10
     with pytest.raises(InvalidRecord, match="limit is 10 bytes"):

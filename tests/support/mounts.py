@@ -2,7 +2,7 @@
 
 Root writes through permission bits and a real disk is too big to fill, so the tests use a
 tmpfs of their own: its size makes the disk full, `remount,ro` makes it read-only. Mounting
-needs root (CI runs as root); elsewhere the tests that need it are skipped (tests/components.py).
+needs root (CI runs as root); elsewhere the tests that need it are skipped (components.py).
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from tests.components import ROOT, missing, require_root
+from tests.support.components import ROOT, missing, require_root
 
 _CHUNK = 1 << 20
 

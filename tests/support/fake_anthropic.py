@@ -3,7 +3,7 @@
 One server answers both kinds of client the tests run: the anthropic SDK in the summarizers
 (a JSON answer), and the real Claude Code CLI (`claude -p`), which POSTs
 `/v1/messages?beta=true` with `"stream": true` and reads the answer as server-sent events
-(tests/anthropic_messages.py builds them, and the other answers). As the real API does, a
+(tests/support/anthropic_messages.py builds them, and the other answers). As the real API does, a
 request that asks for a stream gets one, any other gets the message as JSON, and an error is
 JSON either way.
 
@@ -36,14 +36,12 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from typing import Any, Self
 
-import pytest
-
-from tests.anthropic_messages import (
+from tests.support.anthropic_messages import (
     DEFAULT_MODEL,
     Answer,
     Received,
@@ -83,14 +81,12 @@ __all__ = [
     "echo",
     "error",
     "estimate_tokens",
-    "fake_anthropic",
     "hang",
-    "no_real_anthropic",
     "request_text",
     "text",
 ]
-"""What tests import from here: the server, its fixtures, and the request and answer shapes of
-tests/anthropic_messages.py."""
+"""What tests import from here: the server (its fixtures are in tests/conftest.py), and the
+request and answer shapes of tests/support/anthropic_messages.py."""
 
 FAKE_API_KEY = "sk-ant-fake-test-key"
 UNREACHABLE_BASE_URL = "http://127.0.0.1:9"
@@ -275,20 +271,3 @@ class _Server(ThreadingHTTPServer):
     # stop() joins every request thread, so nothing of the server outlives its test.
     daemon_threads = False
     block_on_close = True
-
-
-@pytest.fixture(autouse=True)
-def no_real_anthropic(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Keep every test off the real API: no credential, and an endpoint where nothing listens."""
-    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
-    monkeypatch.delenv("ANTHROPIC_AUTH_TOKEN", raising=False)
-    monkeypatch.setenv("ANTHROPIC_BASE_URL", UNREACHABLE_BASE_URL)
-
-
-@pytest.fixture
-def fake_anthropic(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeAnthropic]:
-    """A running fake server, with ANTHROPIC_BASE_URL and a fake ANTHROPIC_API_KEY set."""
-    with FakeAnthropic() as fake:
-        monkeypatch.setenv("ANTHROPIC_BASE_URL", fake.url)
-        monkeypatch.setenv("ANTHROPIC_API_KEY", FAKE_API_KEY)
-        yield fake

@@ -25,9 +25,11 @@ from lazy_memory.engine.names import (
     name_problem,
     spelled,
 )
-from lazy_memory.engine.records import Actor, ActorKind, Operation, RecordContent, RecordType
+from lazy_memory.engine.records import Operation, RecordContent, RecordType
 from lazy_memory.engine.service import MemoryService
-from tests.name_table import ILLEGAL, LEGAL
+from tests.support.actors import ALICE, IMPORTER
+from tests.support.clocks import FixedClock
+from tests.support.name_table import ILLEGAL, LEGAL
 
 
 @pytest.mark.parametrize("name", LEGAL)
@@ -112,15 +114,14 @@ def test_framing_is_what_even_a_held_name_must_keep() -> None:
     assert framing_problem("lone\ud800") is not None
 
 
-HUMAN = Identity(actor=Actor(kind=ActorKind.HUMAN, detail="alice"), task_id=None)
-OLD_IMPORT = Actor(kind=ActorKind.SYSTEM, detail="harness-import")
+HUMAN = Identity(actor=ALICE, task_id=None)
 AT = datetime(2026, 1, 2, tzinfo=UTC)
 
 
 async def old_import(storage: SqliteStorage, name: str) -> None:
     """Store name as an older importer did, past today's rule (straight into the storage)."""
     content = RecordContent(name=name, type=RecordType.PROJECT, description="old", body="b")
-    await storage.save_record(content, actor=OLD_IMPORT, at=AT, operation=Operation.IMPORT)
+    await storage.save_record(content, actor=IMPORTER, at=AT, operation=Operation.IMPORT)
 
 
 @pytest.fixture
@@ -133,7 +134,7 @@ async def test_a_name_held_from_before_the_rule_stays_writable_by_its_exact_name
     storage: SqliteStorage, name: str
 ) -> None:
     await old_import(storage, name)
-    service = MemoryService(storage, HUMAN, _Clock())
+    service = MemoryService(storage, HUMAN, FixedClock(AT))
 
     assert await check_writable_name(name, storage) is True
     updated = await service.save(name, description="edited")
@@ -151,7 +152,7 @@ async def test_a_name_never_held_is_refused_and_nothing_is_read_for_a_legal_one(
     storage: SqliteStorage,
 ) -> None:
     await old_import(storage, "held\tname")
-    service = MemoryService(storage, HUMAN, _Clock())
+    service = MemoryService(storage, HUMAN, FixedClock(AT))
 
     with pytest.raises(InvalidRecord, match="U\\+0009"):
         await service.save("other\tname", type="user", description="d", body="b")
@@ -164,7 +165,7 @@ async def test_a_held_name_that_would_break_framing_is_not_saved_again(
     storage: SqliteStorage,
 ) -> None:
     await old_import(storage, "two\nlines")
-    service = MemoryService(storage, HUMAN, _Clock())
+    service = MemoryService(storage, HUMAN, FixedClock(AT))
 
     with pytest.raises(InvalidRecord, match="more than one line"):
         await service.save("two\nlines", description="edited")
@@ -172,11 +173,6 @@ async def test_a_held_name_that_would_break_framing_is_not_saved_again(
     assert (await service.recall("two\nlines")).description == "old"
     assert (await service.remove("two\nlines")).revision == 2
     await storage.aclose()
-
-
-class _Clock:
-    def now(self) -> datetime:
-        return AT
 
 
 class _NoStorage:

@@ -1,4 +1,4 @@
-"""The Anthropic Messages API's requests and answers, as tests/fake_anthropic.py speaks them.
+"""The Anthropic Messages API's requests and answers, as fake_anthropic.py speaks them.
 
 A request the fake server received (`Received`), and what a test scripts it to answer: a
 `Reply` (`text`, `blocks`, `error`, `hang`), a `ToolUse`, or `echo`. A message answer is JSON,

@@ -12,9 +12,9 @@ import os
 from pathlib import Path
 
 from tests.e2e.conftest import Lazy
-from tests.e2e.jsonrpc import RawClient
 from tests.e2e.test_compact_commands import fill, names_in
-from tests.fake_anthropic import FakeAnthropic, Received
+from tests.support.fake_anthropic import FakeAnthropic, Received
+from tests.support.jsonrpc import RawClient
 
 NO_KEY = "no ANTHROPIC_API_KEY is set: export one, or set [compact] command in lazy.toml"
 OFFLINE = {"LAZY_OFFLINE": "1"}

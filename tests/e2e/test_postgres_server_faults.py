@@ -5,7 +5,7 @@ driver error (no host matching target_session_attrs, a bad DSN option), a server
 (a statement timeout, a table dropped under the store), a backend terminated mid-read, a
 server stopped mid-read, and a cached statement a schema change invalidated mid-write.
 Classes no real server produces (ProtocolError, OutdatedSchemaCacheError, "another operation
-is in progress") are injected in tests/unit/test_postgres_errors.py.
+is in progress") are injected in tests/unit/test_postgres_driver_errors.py.
 """
 
 from __future__ import annotations
@@ -16,7 +16,6 @@ import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -25,14 +24,14 @@ import pytest
 
 from lazy_memory.adapters.postgres.storage import PostgresStorage
 from lazy_memory.engine.errors import StorageUnavailable
-from lazy_memory.engine.records import Actor, ActorKind, RecordContent, RecordType
+from lazy_memory.engine.records import RecordContent, RecordType
 from tests.e2e.conftest import Lazy
-from tests.e2e.jsonrpc import RawClient
-from tests.postgres import PostgresServer, fresh_project, wait_for_backend
+from tests.support.actors import ALICE
+from tests.support.clocks import T0
+from tests.support.jsonrpc import RawClient
+from tests.support.postgres import PostgresServer, fresh_project, wait_for_backend
 
-ALICE = Actor(kind=ActorKind.HUMAN, detail="alice")
 NOTE = RecordContent(name="note", type=RecordType.USER, description="a note", body="body")
-T0 = datetime(2026, 12, 1, 8, 0, tzinfo=UTC)
 WAIT_SECONDS = 30.0
 INTERNAL = (-32603, 70)
 _databases = itertools.count(1)

@@ -9,8 +9,7 @@ must end with doctor satisfied, never repeating a remedy.
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable
-from pathlib import Path
+from collections.abc import Awaitable, Callable
 
 import pytest
 
@@ -29,13 +28,6 @@ from tests.unit.test_compaction import (
 
 OVER = 100
 UNDER = 10**6
-
-
-@pytest.fixture
-async def storage(tmp_path: Path) -> AsyncIterator[SqliteStorage]:
-    opened = await SqliteStorage.open(tmp_path / "memory.db")
-    yield opened
-    await opened.aclose()
 
 
 def a_model(storage: SqliteStorage) -> MemoryService:

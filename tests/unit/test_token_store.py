@@ -8,7 +8,6 @@ import json
 import os
 import stat
 from collections.abc import Callable
-from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -16,18 +15,12 @@ import pytest
 from lazy_memory.adapters import tokens as tokens_module
 from lazy_memory.adapters.tokens import SECRET_PREFIX, TokenRole, TokenStore
 from lazy_memory.engine.errors import InvalidConfig, NotFound, StorageUnavailable
-
-NOON = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
-
-
-class FixedClock:
-    def now(self) -> datetime:
-        return NOON
+from tests.support.clocks import NOON, FixedClock
 
 
 @pytest.fixture
 def store(tmp_path: Path) -> TokenStore:
-    return TokenStore(tmp_path / "data" / "tokens.json", FixedClock())
+    return TokenStore(tmp_path / "data" / "tokens.json", FixedClock(NOON))
 
 
 def test_a_new_token_gets_a_recognisable_secret_shown_only_to_its_creator(

@@ -7,7 +7,7 @@ exercises the keying of rows by project. As root, the server's
 binaries run as the `postgres` user: initdb refuses to run as root.
 
 Without the binaries the tests that need the server skip, saying what to install; under CI
-they fail (tests/components.py).
+they fail (tests/support/components.py).
 """
 
 from __future__ import annotations
@@ -18,15 +18,10 @@ import os
 import shutil
 import socket
 import subprocess
-import tempfile
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import asyncpg
-import pytest
-
-from tests.components import POSTGRES, missing
 
 _START_ATTEMPTS = 3
 _projects = itertools.count(1)
@@ -114,25 +109,6 @@ def postgres_binaries() -> Path | None:
         return candidates[-1].parent
     initdb = shutil.which("initdb")
     return None if initdb is None else Path(initdb).parent
-
-
-@pytest.fixture(scope="session")
-def postgres_server() -> Iterator[PostgresServer]:
-    """A PostgreSQL server for the whole session, stopped and deleted at its end."""
-    binaries = postgres_binaries()
-    if binaries is None:
-        missing(POSTGRES, "no PostgreSQL server binaries (Debian: apt-get install postgresql)")
-    # Not under pytest's tmp_path: its folders are private to root, and the server runs as
-    # the postgres user, which must reach its own directory.
-    directory = Path(tempfile.mkdtemp(prefix="lazy-postgres-"))
-    try:
-        server = start_cluster(binaries, directory)
-        try:
-            yield server
-        finally:
-            server.stop()
-    finally:
-        shutil.rmtree(directory, ignore_errors=True)
 
 
 def start_cluster(binaries: Path, directory: Path) -> PostgresServer:

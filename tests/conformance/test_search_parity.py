@@ -2,21 +2,19 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
-
 import pytest
 
 from bench.corpus import CORPUS_ACTOR, fill_store, realistic_records
 from lazy_memory.engine.ports import Storage
-from lazy_memory.engine.records import Actor, ActorKind, RecordContent, RecordType
+from lazy_memory.engine.records import RecordContent, RecordType
 from lazy_memory.engine.search_model import SearchHit
 from lazy_memory.engine.search_parser import parse_query
 from lazy_memory.engine.search_ranking import Document, SearchIndex, matches
 from lazy_memory.engine.search_snippets import MARK_END, MARK_START
-from tests.conformance.conftest import OpenStorage
+from tests.support.actors import ALICE
+from tests.support.clocks import T0
+from tests.support.stores import OpenStorage
 
-ALICE = Actor(kind=ActorKind.HUMAN, detail="alice")
-T0 = datetime(2026, 11, 30, 8, 0, tzinfo=UTC)
 CORPUS_SEED = 11
 CORPUS_SIZE = 200
 

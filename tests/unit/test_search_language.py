@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import random
-from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -25,6 +24,7 @@ from lazy_memory.engine.search_snippets import (
     snippet,
 )
 from lazy_memory.engine.service import MemoryService
+from tests.support.clocks import NOON, FixedClock
 
 
 def test_tokens_are_lowercased_runs_of_letters_and_digits_in_any_script() -> None:
@@ -279,22 +279,14 @@ def test_the_index_agrees_with_matches_on_random_queries() -> None:
         assert sorted(found) == sorted(d.name for d in documents if matches(query, d)), query
 
 
-NOON = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
-
-
-class FixedClock:
-    def now(self) -> datetime:
-        return NOON
-
-
 async def test_the_service_parses_checks_the_limit_and_asks_the_storage(tmp_path: Path) -> None:
     storage = await SqliteStorage.open(tmp_path / "memory.db")
     agent = Identity(actor=Actor(kind=ActorKind.BUILDER, detail="a"), task_id="task-1")
-    builder = MemoryService(storage, Identity(actor=agent.actor), FixedClock())
+    builder = MemoryService(storage, Identity(actor=agent.actor), FixedClock(NOON))
     try:
         for number in range(25):
             await builder.save(f"note-{number:02}", type="project", description="zebra", body="b")
-        service = MemoryService(storage, agent, FixedClock())
+        service = MemoryService(storage, agent, FixedClock(NOON))
 
         assert len(await service.search("zebra")) == 20, "agents search, 20 hits by default"
         assert len(await service.search("zebra", limit=200)) == 25

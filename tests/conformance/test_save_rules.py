@@ -8,7 +8,7 @@ long description is shortened, removed and revived by its exact name.
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 
 import pytest
 
@@ -16,20 +16,16 @@ from lazy_memory.engine.errors import Conflict, InvalidRecord, NotFound
 from lazy_memory.engine.identity import Identity
 from lazy_memory.engine.ports import Storage
 from lazy_memory.engine.records import (
-    Actor,
-    ActorKind,
     Operation,
     Provenance,
     RecordContent,
     RecordType,
 )
 from lazy_memory.engine.service import MemoryService
-from tests.conformance.conftest import TickingClock
-from tests.name_table import REAL_WORLD
+from tests.support.actors import ALICE, IMPORTER
+from tests.support.clocks import T0, TickingClock
+from tests.support.name_table import REAL_WORLD
 
-ALICE = Actor(kind=ActorKind.HUMAN, detail="alice")
-IMPORTER = Actor(kind=ActorKind.SYSTEM, detail="harness-import")
-T0 = datetime(2026, 12, 1, 8, 0, tzinfo=UTC)
 LONG = "An imported description far over the authoring limit, kept verbatim by the import. " * 3
 
 

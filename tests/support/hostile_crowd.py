@@ -6,9 +6,9 @@ Three kinds, each reconnecting as soon as the daemon drops it, so the crowd neve
 - trickling: sends a header a byte at a time (TRICKLE_SECONDS apart), never a whole message;
 - reconnecting: connects, hangs up after a moment (up to CHURN_SECONDS), and connects again.
 
-`python -m tests.hostile_crowd ADDRESS --silent N --trickling N --reconnecting N --seconds S`
-runs one in a process of its own (the benchmark's, so that the crowd has its own core) and
-prints its tally as one JSON line on stdout when it stops, after S seconds or at SIGTERM.
+`python -m tests.support.hostile_crowd ADDRESS --silent N --trickling N --reconnecting N
+--seconds S` runs one in a process of its own (the benchmark's, so that the crowd has its own
+core) and prints its tally as one JSON line on stdout when it stops, after S seconds or at SIGTERM.
 """
 
 from __future__ import annotations
@@ -127,7 +127,9 @@ async def _reconnecting(
 
 def main() -> None:
     """Run a crowd for --seconds, then print its tally as JSON."""
-    parser = argparse.ArgumentParser(prog="python -m tests.hostile_crowd", description=__doc__)
+    parser = argparse.ArgumentParser(
+        prog="python -m tests.support.hostile_crowd", description=__doc__
+    )
     parser.add_argument("address")
     parser.add_argument("--silent", type=int, default=0)
     parser.add_argument("--trickling", type=int, default=0)

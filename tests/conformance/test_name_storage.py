@@ -3,22 +3,21 @@ and reachable by its exact name: get, history, search's name filter, remove and 
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 
 import pytest
 
 from lazy_memory.engine.errors import InvalidRecord
 from lazy_memory.engine.identity import Identity
 from lazy_memory.engine.ports import Storage
-from lazy_memory.engine.records import Actor, ActorKind, Operation, RecordContent, RecordType
+from lazy_memory.engine.records import Operation, RecordContent, RecordType
 from lazy_memory.engine.search_model import SearchQuery
 from lazy_memory.engine.service import MemoryService
-from tests.conformance.conftest import OpenStorage, TickingClock
-from tests.name_table import LEGAL, REAL_WORLD
+from tests.support.actors import ALICE, IMPORTER
+from tests.support.clocks import T0, TickingClock
+from tests.support.name_table import LEGAL, REAL_WORLD
+from tests.support.stores import OpenStorage
 
-ALICE = Actor(kind=ActorKind.HUMAN, detail="alice")
-OLD_IMPORTER = Actor(kind=ActorKind.SYSTEM, detail="harness-import")
-T0 = datetime(2026, 11, 30, 8, 0, tzinfo=UTC)
 NAMES = sorted(set(LEGAL) | set(REAL_WORLD))
 
 
@@ -71,9 +70,9 @@ async def test_a_name_held_from_an_older_import_stays_reachable(
     if backend == "remote":
         # A daemon's storage peer is held to the rule for a name the store never had.
         with pytest.raises(InvalidRecord, match="invalid name"):
-            await storage.save_record(held, actor=OLD_IMPORTER, at=T0, operation=Operation.IMPORT)
+            await storage.save_record(held, actor=IMPORTER, at=T0, operation=Operation.IMPORT)
         return
-    await storage.save_record(held, actor=OLD_IMPORTER, at=T0, operation=Operation.IMPORT)
+    await storage.save_record(held, actor=IMPORTER, at=T0, operation=Operation.IMPORT)
     service = MemoryService(storage, Identity(actor=ALICE), TickingClock(T0))
 
     edited = await service.save(held.name, description="edited")

@@ -21,7 +21,7 @@ from mcp.client.stdio import stdio_client
 from mcp.types import TextContent
 
 from tests.e2e.conftest import Lazy
-from tests.e2e.jsonrpc import RawClient
+from tests.support.jsonrpc import RawClient
 
 LIMIT = 1_000
 REFUSED = "the body is 1,001 bytes; the limit is 1,000 bytes"

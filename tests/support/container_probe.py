@@ -1,9 +1,10 @@
 """Drive the lazy-memory image's stdio engine for .ci/container.sh, through `podman run -i`.
 
-    python -m tests.container_probe session --expect NAME -- podman run -i ... IMAGE
-    python -m tests.container_probe initialize --samples 3 -- podman run -i ... IMAGE
-    python -m tests.container_probe echo --samples 3 -- podman run -i --entrypoint cat ... IMAGE
-    python -m tests.container_probe burst --stop 'podman stop -t 3 NAME' \\
+    python -m tests.support.container_probe session --expect NAME -- podman run -i ... IMAGE
+    python -m tests.support.container_probe initialize --samples 3 -- podman run -i ... IMAGE
+    python -m tests.support.container_probe echo --samples 3 -- \\
+        podman run -i --entrypoint cat ... IMAGE
+    python -m tests.support.container_probe burst --stop 'podman stop -t 3 NAME' \\
         --history 'podman run ... memory history --json' -- podman run -i --name NAME ... IMAGE
 
 session: initialize, initialized, a recall that must list NAME, shutdown and exit, then exit
@@ -26,7 +27,7 @@ import sys
 import time
 from typing import Any
 
-from tests.e2e.jsonrpc import RawClient
+from tests.support.jsonrpc import RawClient
 
 WRITERS = 32
 STOP_AFTER = 40
@@ -165,7 +166,7 @@ def fail(message: str) -> int:
 
 def main() -> int:
     """Parse the arguments and run the probe."""
-    parser = argparse.ArgumentParser(prog="python -m tests.container_probe")
+    parser = argparse.ArgumentParser(prog="python -m tests.support.container_probe")
     parser.add_argument("probe", choices=["session", "initialize", "echo", "burst"])
     parser.add_argument("--expect", default="", help="session: a name the recall must list")
     parser.add_argument("--samples", type=int, default=3)
