@@ -9,13 +9,11 @@ import signal
 import subprocess
 import sys
 from collections import Counter
-from pathlib import Path
 
 from lazy_memory.engine.records import Operation
+from tests.support.documents import REPOSITORY
 from tests.support.stores import OpenStorage
-
-WRITER = Path(__file__).with_name("writer.py")
-REPOSITORY = Path(__file__).parents[2]
+from tests.support.writer import WRITER
 
 
 def start_writer(prefix: str, count: int, shared_names: int) -> subprocess.Popen[str]:

@@ -15,7 +15,6 @@ from __future__ import annotations
 import asyncio
 import tempfile
 from collections.abc import AsyncIterator, Iterator, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -24,24 +23,8 @@ from lazy_memory.adapters.claude_code.memories import slug
 from lazy_memory.adapters.tokens import TokenStore
 from tests.reliability.boundary_scene import LOGS, Scene, seed
 from tests.reliability.engines import SpawnEngine
-from tests.reliability.figures import FIGURES, FULL, WORKER_OUTPUT, Figures
+from tests.reliability.figures import FIGURES, FULL, WORKER_OUTPUT, Figures, Scale
 from tests.support.jsonrpc import RawClient
-
-
-@dataclass(frozen=True)
-class Scale:
-    """How big this run is: `pick(fast, full)` gives the size for the current run."""
-
-    full: bool
-
-    @property
-    def name(self) -> str:
-        """`full` or `fast`, as the figures report it."""
-        return "full" if self.full else "fast"
-
-    def pick(self, fast: int, full: int) -> int:
-        """fast on the subset CI runs on every change, full on a full run."""
-        return full if self.full else fast
 
 
 @pytest.fixture(scope="session")

@@ -48,3 +48,19 @@ def write_figures(terminalreporter: pytest.TerminalReporter) -> None:
         terminalreporter.write_line(f"{heading}:")
         for line in lines:
             terminalreporter.write_line(f"  {line}")
+
+
+@dataclass(frozen=True)
+class Scale:
+    """How big this run is: `pick(fast, full)` gives the size for the current run."""
+
+    full: bool
+
+    @property
+    def name(self) -> str:
+        """`full` or `fast`, as the figures report it."""
+        return "full" if self.full else "fast"
+
+    def pick(self, fast: int, full: int) -> int:
+        """fast on the subset CI runs on every change, full on a full run."""
+        return full if self.full else fast

@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, settings
 from tests.reliability.live_engine import LiveEngine, LiveMcp, engine_environment
 
 if TYPE_CHECKING:  # the conftest imports this module's fixture
-    from tests.reliability.conftest import Scale
+    from tests.reliability.figures import Scale
 
 HEADING = "hostile input"
 Live = TypeVar("Live", LiveEngine, LiveMcp)

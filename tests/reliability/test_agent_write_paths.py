@@ -37,8 +37,8 @@ from lazy_memory.rpc.editor.features import COMMANDS
 from lazy_memory.rpc.jsonrpc.methods import METHODS
 from lazy_memory.rpc.jsonrpc.storage_methods import STORAGE_METHODS
 from tests.reliability.boundary_scene import Scene, changes, lazy, store_state
-from tests.reliability.conftest import Figures
 from tests.reliability.engines import SpawnEngine
+from tests.reliability.figures import Figures
 from tests.reliability.live_engine import LiveMcp
 from tests.reliability.write_paths import (
     CLI_ELSEWHERE,

@@ -28,7 +28,7 @@ from lazy_memory.engine.errors import CompactRejected
 from lazy_memory.engine.ports import Storage
 from lazy_memory.engine.records import Operation, Record
 from lazy_memory.engine.service import MemoryService
-from tests.reliability.conftest import Figures, Scale
+from tests.reliability.figures import Figures, Scale
 from tests.reliability.launch_section import IndexLine, parse_compacted, parse_plain, shown
 from tests.support.actors import BUILDER_SESSION
 from tests.support.clocks import NOON, FixedClock

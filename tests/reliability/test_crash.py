@@ -2,7 +2,7 @@
 
 Every backend (sqlite, files, postgres, and remote: a daemon's SQLite store) takes a series
 of trials on one store, 5 on the fast run and 50 on the full one. A trial starts the
-conformance suite's writer process (tests/conformance/writer.py), which prints a line for a
+conformance suite's writer process (tests/support/writer.py), which prints a line for a
 save only once the save call has returned; the test waits for the first line, lets the
 stream run for a random while and kills the writer with SIGKILL. Bodies are small in some
 trials and up to 256 KiB in others (all but remote), so some kills land in the middle of a
@@ -29,10 +29,10 @@ from lazy_memory.adapters import open_storage
 from lazy_memory.adapters.config import Settings
 from lazy_memory.engine.ports import Storage
 from lazy_memory.engine.records import ActorKind, HistoryEntry, Operation
-from tests.conformance.test_processes import REPOSITORY, WRITER
-from tests.conformance.writer import body_for
-from tests.reliability.conftest import Figures, Scale
+from tests.reliability.figures import Figures, Scale
 from tests.reliability.store_checks import Acknowledged, inconsistencies, lost, sqlite_integrity
+from tests.support.documents import REPOSITORY
+from tests.support.writer import WRITER, body_for
 
 SHARED_NAMES = 3
 """Names every trial's writer also saves, so revisions must stay whole across the crashes."""

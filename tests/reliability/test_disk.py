@@ -27,8 +27,8 @@ import pytest
 from lazy_memory.adapters import open_storage
 from lazy_memory.adapters.config import Settings
 from lazy_memory.engine.errors import StorageUnavailable
-from tests.reliability.conftest import Figures, Scale
 from tests.reliability.engines import SpawnEngine
+from tests.reliability.figures import Figures, Scale
 from tests.reliability.store_checks import Acknowledged, inconsistencies, lost, sqlite_integrity
 from tests.support.jsonrpc import RawClient
 from tests.support.mounts import fill, remount, small_tmpfs

@@ -16,8 +16,8 @@ import random
 import re
 from pathlib import Path
 
-from tests.reliability.conftest import Figures
 from tests.reliability.engines import SpawnEngine
+from tests.reliability.figures import Figures
 from tests.reliability.store_checks import Acknowledged
 from tests.reliability.test_disk import (
     DISK_SIZE,

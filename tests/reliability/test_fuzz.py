@@ -14,7 +14,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.reliability.conftest import Figures, Scale
+from tests.reliability.figures import Figures, Scale
 
 HEADING = "fuzzing (atheris)"
 REPOSITORY = Path(__file__).resolve().parents[2]

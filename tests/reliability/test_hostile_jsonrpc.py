@@ -25,7 +25,7 @@ from hypothesis import strategies as st
 
 from lazy_memory.rpc.jsonrpc.methods import METHODS
 from lazy_memory.rpc.jsonrpc.storage_methods import STORAGE_METHODS
-from tests.reliability.conftest import Figures, Scale
+from tests.reliability.figures import Figures, Scale
 from tests.reliability.hostile import (
     HEADING,
     process_environment,

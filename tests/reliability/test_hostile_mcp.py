@@ -24,7 +24,7 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from lazy_memory.engine.visible import visible_line, visible_text
-from tests.reliability.conftest import Figures, Scale
+from tests.reliability.figures import Figures, Scale
 from tests.reliability.hostile import (
     HEADING,
     process_environment,

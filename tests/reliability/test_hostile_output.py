@@ -35,7 +35,7 @@ from lazy_memory.engine.records import Actor, ActorKind, Operation, Provenance, 
 from lazy_memory.engine.records import RecordType as T
 from lazy_memory.engine.references import document_uri
 from lazy_memory.engine.visible import visible_line
-from tests.reliability.conftest import Figures
+from tests.reliability.figures import Figures
 from tests.reliability.launch_section import IndexLine, parse_plain, shown
 from tests.reliability.live_engine import LAZY, engine_environment
 from tests.support.hostile_text import CORPUS, TERMINAL, is_unicode, unsafe_characters

@@ -26,7 +26,7 @@ from lazy_memory.engine.records import RecordContent, RecordType
 from lazy_memory.engine.search_model import SearchQuery
 from lazy_memory.engine.search_parser import MAX_TERMS, parse_query
 from lazy_memory.engine.search_ranking import Document, SearchIndex, matches
-from tests.reliability.conftest import Figures, Scale
+from tests.reliability.figures import Figures, Scale
 from tests.reliability.hostile import HEADING, run_settings
 from tests.support.hostile_text import CORPUS, FRAKTUR, SQL, hostile_text, is_one_line
 

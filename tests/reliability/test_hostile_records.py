@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 
 from lazy_memory.engine.search_model import tokenize
 from lazy_memory.wire.framing import MAX_MESSAGE_BYTES
-from tests.reliability.conftest import Figures, Scale
+from tests.reliability.figures import Figures, Scale
 from tests.reliability.hostile import (
     HEADING,
     process_environment,

@@ -31,7 +31,7 @@ from lazy_memory.engine.errors import InvalidRecord
 from lazy_memory.engine.importing import ImportPlan, plan_import
 from lazy_memory.engine.names import check_name, derived_name, name_problem
 from lazy_memory.rpc.cli.importing import print_preview
-from tests.reliability.conftest import Figures, Scale
+from tests.reliability.figures import Figures, Scale
 from tests.support.hostile_text import (
     CORPUS,
     hostile_text,

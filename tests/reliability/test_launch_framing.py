@@ -26,7 +26,7 @@ from lazy_memory.engine.records import (
 from lazy_memory.engine.service import MemoryService
 from tests.reliability.boundaries import HEADING
 from tests.reliability.boundary_scene import SEEDER
-from tests.reliability.conftest import Figures, Scale
+from tests.reliability.figures import Figures, Scale
 from tests.reliability.launch_section import (
     IndexLine,
     parse_compacted,

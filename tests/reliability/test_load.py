@@ -25,8 +25,8 @@ from lazy_memory.adapters import open_storage
 from lazy_memory.adapters.config import Settings
 from lazy_memory.adapters.tokens import TokenStore
 from lazy_memory.engine.records import Actor, ActorKind, RecordContent, RecordType
-from tests.reliability.conftest import Figures, Scale
 from tests.reliability.engines import SpawnEngine
+from tests.reliability.figures import Figures, Scale
 from tests.reliability.rss import MIB, mib
 from tests.reliability.store_checks import inconsistencies, lost, sqlite_integrity
 from tests.reliability.workload import LoadReport, run_load

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from lazy_memory.adapters.tokens import digest
 from tests.reliability.boundaries import HEADING
 from tests.reliability.boundary_scene import Scene, lazy, store_state
-from tests.reliability.conftest import Figures, Scale
+from tests.reliability.figures import Figures, Scale
 from tests.reliability.write_paths import (
     PERMISSION_DENIED,
     call,

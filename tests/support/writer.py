@@ -15,10 +15,14 @@ import itertools
 import json
 import sys
 from datetime import UTC, datetime
+from pathlib import Path
 
 from lazy_memory.adapters import open_storage
 from lazy_memory.adapters.config import load_settings
 from lazy_memory.engine.records import Actor, ActorKind, RecordContent, RecordType
+
+WRITER = Path(__file__)
+"""This script, which the tests start as a process of its own."""
 
 
 def body_for(prefix: str, step: int, body_bytes: int = 0) -> str:
