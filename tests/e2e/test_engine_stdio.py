@@ -116,8 +116,9 @@ async def test_exit_without_shutdown_is_status_one(start_engine: StartEngine) ->
 async def test_save_recall_history_rm_context_on_the_wire(engine: RawClient) -> None:
     saved = await engine.request("lazy/memory/save", SAVE)
 
+    # The save answers with the record, and what it did to it.
     record = saved["result"]
-    assert saved["jsonrpc"] == "2.0"
+    assert (saved["jsonrpc"], record.pop("outcome")) == ("2.0", "created")
     assert {k: record[k] for k in ("name", "type", "description", "body", "revision")} == {
         **SAVE,
         "revision": 1,

@@ -340,7 +340,7 @@ async def test_two_engines_on_one_database_see_and_announce_each_others_writes(
             "params": {"name": "deploy", "revision": 1, "operation": "save"},
         }
         recalled = await second.result("lazy/memory/recall", {"name": "deploy"})
-        assert recalled["record"] == saved
+        assert {**recalled["record"], "outcome": "created"} == saved
         assert recalled["record"]["updated_by"] == {"kind": "builder", "detail": "builder-1"}
         for engine in engines:
             assert await engine.close() == 0

@@ -78,8 +78,9 @@ async def test_the_engine_answers_unchanged_on_the_wire(tmp_path: Path) -> None:
         entries = (await engine.result("lazy/memory/history", {"name": "deploy"}))["entries"]
 
         assert "unchanged" not in first
-        assert again == {**first, "unchanged": True}
-        assert checked == {**first, "unchanged": True}
+        assert first["outcome"] == "created"
+        assert again == {**first, "outcome": "unchanged", "unchanged": True}
+        assert checked == {**first, "outcome": "unchanged", "unchanged": True}
         assert [entry["revision"] for entry in entries] == [1]
         assert await engine.close() == 0
     finally:
