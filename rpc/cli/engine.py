@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 
 
 # Spelled out so that building the parser imports no asyncio (adapters.address does);
-# tests/unit/test_cli.py holds every form here to adapters.address.FORMS.
+# tests/unit/test_cli_output.py holds the help to every form in adapters.address.FORMS.
 LISTEN_FORMS = (
     "unix:PATH (a socket only this user can open), tcp:HOST:PORT (plain TCP: keep it on a "
     "trusted network), or tls:HOST:PORT (TCP with TLS, with --tls-cert and --tls-key; clients "
