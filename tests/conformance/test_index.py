@@ -6,7 +6,6 @@ import asyncio
 import os
 import sys
 from datetime import timedelta
-from pathlib import Path
 
 import pytest
 
@@ -16,12 +15,12 @@ from lazy_memory.engine.ports import Storage
 from lazy_memory.engine.records import Operation, RecordContent, RecordType
 from tests.support.actors import ALICE
 from tests.support.clocks import T0
+from tests.support.documents import REPOSITORY
 from tests.support.records import compact
 from tests.support.stores import OpenStorage
+from tests.support.writer import WRITER
 
 LATER = T0 + timedelta(hours=1, microseconds=250)
-WRITER = Path(__file__).with_name("writer.py")
-REPOSITORY = Path(__file__).parents[2]
 
 
 def content(
@@ -151,7 +150,7 @@ async def test_the_marker_moves_when_another_process_writes(open_store: OpenStor
     marker = await storage.change_marker()
     index = await storage.list_index()
 
-    # writer.py opens the store the environment names, as a separate engine would.
+    # The writer opens the store the environment names, as a separate engine would.
     environment = {**os.environ, "PYTHONPATH": str(REPOSITORY)}
     writer = await asyncio.create_subprocess_exec(
         sys.executable,
