@@ -12,33 +12,16 @@ from pathlib import Path
 
 import pytest
 
-from bench.corpus import fill_store
-from lazy_memory.adapters import open_storage
-from lazy_memory.adapters.config import Settings
 from lazy_memory.engine.records import Record
+from tests.e2e.compacting import fill, names_in
 from tests.e2e.conftest import Lazy
-from tests.support.fake_anthropic import FakeAnthropic, Received, error, hang
-
-
-async def fill(project: Path, data_dir: Path, count: int) -> list[Record]:
-    """Save count realistic records straight into the project's store."""
-    storage = await open_storage(Settings(root=project, data_dir=data_dir))
-    try:
-        await fill_store(storage, count, seed=7)
-        return await storage.list_records()
-    finally:
-        await storage.aclose()
+from tests.support.fake_anthropic import FakeAnthropic, error, hang
 
 
 @pytest.fixture
 async def records(project: Path, isolated_environment: Path) -> list[Record]:
     """A store of 60 realistic records."""
     return await fill(project, isolated_environment, 60)
-
-
-def names_in(request: Received) -> list[str]:
-    index = request.prompt.split("The index (", 1)[1]
-    return [line[2:].split(" (")[0] for line in index.splitlines() if line.startswith("- ")]
 
 
 def test_context_prints_the_section_and_json_adds_its_size(

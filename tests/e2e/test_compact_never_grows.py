@@ -11,18 +11,13 @@ import json
 import os
 from pathlib import Path
 
+from tests.e2e.compacting import fill, themes
 from tests.e2e.conftest import Lazy
-from tests.e2e.test_compact_commands import fill, names_in
-from tests.support.fake_anthropic import FakeAnthropic, Received
+from tests.support.fake_anthropic import FakeAnthropic
 from tests.support.jsonrpc import RawClient
 
 NO_KEY = "no ANTHROPIC_API_KEY is set: export one, or set [compact] command in lazy.toml"
 OFFLINE = {"LAZY_OFFLINE": "1"}
-
-
-def themes(request: Received) -> str:
-    """A model's short summary that names every record."""
-    return "Themes: " + ", ".join(names_in(request))
 
 
 def shown(lazy: Lazy) -> str:

@@ -12,8 +12,8 @@ import pytest
 
 from bench.corpus import fill_store
 from lazy_memory.adapters.sqlite.storage import SqliteStorage
+from tests.e2e.compacting import themes
 from tests.e2e.conftest import Lazy
-from tests.e2e.test_compact_never_grows import themes
 from tests.support.fake_anthropic import FakeAnthropic
 
 

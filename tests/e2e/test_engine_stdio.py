@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import subprocess
 import sys
@@ -12,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.e2e.store_history import history
 from tests.support.jsonrpc import RawClient
 
 StartEngine = Callable[..., Awaitable[RawClient]]
@@ -41,18 +41,6 @@ async def engine(start_engine: StartEngine) -> RawClient:
     client = await start_engine(LAZY_ACTOR="builder-7")
     assert "result" in await client.initialize()
     return client
-
-
-def history(*arguments: str) -> list[dict[str, object]]:
-    """The store's history as the CLI sees it."""
-    listed = subprocess.run(
-        [sys.executable, "-m", "lazy_memory.rpc.cli", "memory", "history", *arguments, "--json"],
-        capture_output=True,
-        text=True,
-        check=True,
-        timeout=60,
-    )
-    return list(json.loads(listed.stdout))
 
 
 async def test_lifecycle_initialize_shutdown_exit(start_engine: StartEngine) -> None:

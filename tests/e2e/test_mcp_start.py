@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from lazy_memory.rpc.mcp.catalog import tool_list
-from tests.e2e.test_network_timeouts import silent_server
+from tests.e2e.silent_server import silent_server
 
 LAZY = [sys.executable, "-m", "lazy_memory.rpc.cli"]
 TIMEOUT = 60.0

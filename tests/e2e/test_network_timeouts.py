@@ -9,11 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import signal
-import socket
-import threading
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -23,6 +19,7 @@ from lazy_memory.adapters.config import Settings
 from lazy_memory.adapters.remote.storage import RemoteStorage, State
 from lazy_memory.engine.errors import StorageUnavailable
 from tests.e2e.conftest import Lazy
+from tests.e2e.silent_server import silent_server
 from tests.support.daemon import add_token, running_daemon
 from tests.support.jsonrpc import RawClient
 from tests.support.postgres import PostgresServer, fresh_project, unused_port
@@ -30,33 +27,6 @@ from tests.support.postgres import PostgresServer, fresh_project, unused_port
 BOUND_SECONDS = 10.0
 """A generous limit on what the (much shorter) timeouts under test must end within."""
 STORAGE_UNAVAILABLE = -32014
-
-
-@contextmanager
-def silent_server() -> Iterator[int]:
-    """A TCP port on the loopback interface that accepts every connection and never answers."""
-    listener = socket.create_server(("127.0.0.1", 0))
-    listener.settimeout(0.1)
-    held: list[socket.socket] = []
-    stop = threading.Event()
-
-    def accept() -> None:
-        while not stop.is_set():
-            try:
-                held.append(listener.accept()[0])
-            except TimeoutError:
-                continue
-
-    thread = threading.Thread(target=accept, daemon=True)
-    thread.start()
-    try:
-        yield listener.getsockname()[1]
-    finally:
-        stop.set()
-        thread.join(timeout=10)
-        for connection in held:
-            connection.close()
-        listener.close()
 
 
 @pytest.mark.parametrize("backend", ["postgres", "remote"])

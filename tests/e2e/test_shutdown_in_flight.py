@@ -14,7 +14,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from tests.e2e.test_engine_stdio import history
+from tests.e2e.store_history import history
 from tests.support.jsonrpc import TIMEOUT, RawClient
 
 SAVES = 20

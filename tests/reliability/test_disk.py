@@ -13,34 +13,34 @@ fail as clearly, and everything works again once it is writable.
 from __future__ import annotations
 
 import json
-import os
 import random
-import string
-import subprocess
-import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from lazy_memory.adapters import open_storage
-from lazy_memory.adapters.config import Settings
 from lazy_memory.engine.errors import StorageUnavailable
 from tests.reliability.engines import SpawnEngine
 from tests.reliability.figures import Figures, Scale
-from tests.reliability.store_checks import Acknowledged, inconsistencies, lost, sqlite_integrity
+from tests.reliability.full_disk import (
+    DISK_SIZE,
+    HEADROOM,
+    LARGEST_BODY,
+    acknowledgement,
+    assert_one_line_error,
+    assert_store_holds,
+    lazy,
+    random_body,
+    save_params,
+    save_until_full,
+    store_environment,
+)
+from tests.reliability.store_checks import Acknowledged
 from tests.support.jsonrpc import RawClient
 from tests.support.mounts import fill, remount, small_tmpfs
 
 BACKENDS = ("sqlite", "files")
-DISK_SIZE = "8m"
-HEADROOM = 1 << 20
-"""What the filler file leaves free before the saves fill the rest."""
-LARGEST_BODY = 64 * 1024
-SMALLEST_BODY = 64
-NAMES = 24
-"""Saves cycle through this many names, so the disk fills with updates as well as creations."""
 DISK_FULL = ("disk is full", "No space left on device")
 READ_ONLY = "Read-only file system"
 READ_ONLY_REASONS = (READ_ONLY, "mounted read-only", "readonly database")
@@ -186,26 +186,6 @@ async def test_a_running_engine_refuses_writes_while_its_store_is_read_only(
     )
 
 
-async def save_until_full(
-    engine: RawClient, randomness: random.Random
-) -> tuple[list[Acknowledged], list[dict[str, Any]]]:
-    """Save ever smaller bodies (halved at each refusal) until even small ones are refused."""
-    saved: list[Acknowledged] = []
-    refused: list[dict[str, Any]] = []
-    size = LARGEST_BODY
-    while size >= SMALLEST_BODY:
-        name = f"record-{randomness.randrange(NAMES)}"
-        response = await engine.request(
-            "lazy/memory/save", save_params(name, random_body(randomness, size))
-        )
-        if "result" in response:
-            saved.append(acknowledgement(response["result"]))
-        else:
-            refused.append(response["error"])
-            size //= 2
-    return saved, refused
-
-
 def assert_refusals_are_clear(
     errors: Sequence[dict[str, Any] | None], data: Path, reasons: tuple[str, ...]
 ) -> None:
@@ -266,41 +246,6 @@ async def engine_on_a_read_only_store(
     return "serves reads and refuses saves with StorageUnavailable"
 
 
-async def assert_store_holds(
-    backend: str, tmp_path: Path, data: Path, acknowledged: list[Acknowledged]
-) -> int:
-    """Reopened, the store holds every acknowledged save and nothing else, and agrees with
-    itself; the number of history entries."""
-    storage = await open_storage(Settings(root=tmp_path, data_dir=data, backend=backend))
-    try:
-        history = await storage.history()
-        assert lost(acknowledged, history) == []
-        assert len(history) == len(acknowledged)
-        assert await inconsistencies(storage, history) == []
-    finally:
-        await storage.aclose()
-    if backend == "sqlite":
-        assert sqlite_integrity(data / "memory.db") == "ok"
-    return len(history)
-
-
-def store_environment(backend: str, data: Path) -> dict[str, str]:
-    """The environment of an engine or a CLI run on this store."""
-    return {**os.environ, "LAZY_DATA": str(data), "LAZY_STORAGE": backend, "LAZY_ACTOR": "disk"}
-
-
-def lazy(environment: dict[str, str], *arguments: str) -> subprocess.CompletedProcess[str]:
-    """Run `lazy ARGS...` to completion."""
-    return subprocess.run(
-        [sys.executable, "-m", "lazy_memory.rpc.cli", *arguments],
-        env=environment,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
-
-
 def cli_save(environment: dict[str, str], name: str) -> Acknowledged:
     """Save with the CLI; what it acknowledged."""
     saved = lazy(
@@ -310,34 +255,6 @@ def cli_save(environment: dict[str, str], name: str) -> Acknowledged:
     return acknowledgement(json.loads(saved.stdout))
 
 
-def assert_one_line_error(
-    result: subprocess.CompletedProcess[str], status: int, where: str
-) -> None:
-    """The CLI's way to fail: the status, nothing on stdout, one line naming where."""
-    assert result.returncode == status, result.stderr
-    assert result.stdout == ""
-    assert result.stderr.count("\n") == 1, result.stderr
-    assert result.stderr.startswith("lazy: error: ")
-    assert where in result.stderr
-    assert "Traceback" not in result.stderr
-
-
-def save_params(name: str, body: str) -> dict[str, str]:
-    """A valid save of name."""
-    return {"name": name, "type": "project", "description": f"about {name}", "body": body}
-
-
-def acknowledgement(record: dict[str, Any]) -> Acknowledged:
-    """The acknowledgement a saved record's JSON stands for."""
-    return Acknowledged(record["name"], record["revision"], record["body"])
-
-
 def live_names(acknowledged: list[Acknowledged]) -> set[str]:
     """The names these saves left live (nothing here removes a record)."""
     return {save.name for save in acknowledged}
-
-
-def random_body(randomness: random.Random, size: int) -> str:
-    """size characters of random words, which neither compress nor repeat."""
-    letters = string.ascii_lowercase + " "
-    return "".join(randomness.choices(letters, k=size))

@@ -18,8 +18,7 @@ from pathlib import Path
 
 from tests.reliability.engines import SpawnEngine
 from tests.reliability.figures import Figures
-from tests.reliability.store_checks import Acknowledged
-from tests.reliability.test_disk import (
+from tests.reliability.full_disk import (
     DISK_SIZE,
     HEADROOM,
     NAMES,
@@ -33,6 +32,7 @@ from tests.reliability.test_disk import (
     save_until_full,
     store_environment,
 )
+from tests.reliability.store_checks import Acknowledged
 from tests.support.mounts import fill, free_bytes, small_tmpfs
 
 ROUNDS = 4

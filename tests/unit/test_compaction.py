@@ -7,12 +7,10 @@ The model is a scripted summarizer with canned answers; the store is a real one.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from bench.corpus import realistic_records
 from lazy_memory.adapters.files.storage import FileStorage
 from lazy_memory.adapters.sqlite.storage import SqliteStorage
 from lazy_memory.engine.compaction import NOT_COVERED, Mode, mechanical_summary
@@ -27,60 +25,14 @@ from lazy_memory.engine.context import (
 from lazy_memory.engine.doctor import Remedy
 from lazy_memory.engine.errors import CompactRejected, LLMUnavailable
 from lazy_memory.engine.index import index_line
-from lazy_memory.engine.ports import Summarizer
 from lazy_memory.engine.records import HistoryEntry, Record
-from lazy_memory.engine.service import MemoryService
-from tests.support.actors import BUILDER_SESSION
-from tests.support.clocks import TickingClock
-
-
-class ScriptedSummarizer:
-    """A stand-in model: answers each prompt with a function of it, or fails."""
-
-    name = "scripted"
-    model = "scripted-1"
-
-    def __init__(self, answer: Callable[[str], str] | Exception) -> None:
-        self.answer = answer
-        self.prompts: list[str] = []
-
-    async def summarize(self, prompt: str) -> str:
-        self.prompts.append(prompt)
-        if isinstance(self.answer, Exception):
-            raise self.answer
-        return self.answer(prompt)
-
-    def known_failure(self) -> None:
-        """Nothing is known before a call: a scripted failure happens at the call."""
-        return None
-
-
-def service(
-    storage: SqliteStorage | FileStorage,
-    summarizer: Summarizer | None = None,
-    warn_bytes: int = 4096,
-) -> MemoryService:
-    return MemoryService(
-        storage, BUILDER_SESSION, TickingClock(), warn_bytes=warn_bytes, summarizer=summarizer
-    )
-
-
-async def fill(memory: MemoryService, count: int) -> list[Record]:
-    return [
-        await memory.save(r.name, type=r.type, description=r.description, body=r.body)
-        for r in realistic_records(count, seed=4)
-    ]
-
-
-def prompted_names(prompt: str) -> list[str]:
-    """The record names in a summary prompt's index."""
-    index = prompt.split("The index (", 1)[1]
-    return [line[2:].split(" (")[0] for line in index.splitlines() if line.startswith("- ")]
-
-
-def merged_themes(prompt: str) -> str:
-    """A good summary: every name, grouped, without the descriptions."""
-    return "Themes: " + ", ".join(prompted_names(prompt))
+from tests.unit.compaction_scenes import (
+    ScriptedSummarizer,
+    fill,
+    merged_themes,
+    prompted_names,
+    service,
+)
 
 
 async def snapshot(storage: SqliteStorage) -> tuple[list[Record], list[HistoryEntry]]:

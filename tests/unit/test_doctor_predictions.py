@@ -3,7 +3,7 @@
 With a model configured, `lazy memory compact` asks it first, and only a call tells what its
 summary is: doctor, which makes no model call, must then say it cannot know and what to try,
 never that the compact would be rejected. The model is the real anthropic SDK against the
-tests' fake Messages API; every state of tests/unit/test_doctor_remedies.py is walked again,
+tests' fake Messages API; every state of tests/unit/doctor_states.py is walked again,
 following doctor's remedies with a model whose summary is accepted and with one whose summary
 is too long, and with no model that can be called.
 """
@@ -24,8 +24,8 @@ from lazy_memory.engine.doctor import Diagnosis, Remedy
 from lazy_memory.engine.errors import CompactRejected
 from lazy_memory.engine.service import MemoryService
 from tests.support.fake_anthropic import FakeAnthropic, Received
-from tests.unit.test_compaction import merged_themes, service
-from tests.unit.test_doctor_remedies import (
+from tests.unit.compaction_scenes import merged_themes, service
+from tests.unit.doctor_states import (
     COMMANDS,
     OVER,
     STATES,

@@ -9,7 +9,6 @@ must end with doctor satisfied, never repeating a remedy.
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable
 
 import pytest
 
@@ -19,83 +18,21 @@ from lazy_memory.engine.context import MEASURED_ROLE, OVER_THRESHOLD_LOG, Role
 from lazy_memory.engine.doctor import Diagnosis, Remedy
 from lazy_memory.engine.errors import CompactRejected
 from lazy_memory.engine.service import MemoryService
-from tests.unit.test_compaction import (
-    ScriptedSummarizer,
-    fill,
-    merged_themes,
-    service,
+from tests.unit.compaction_scenes import ScriptedSummarizer, fill, service
+from tests.unit.doctor_states import (
+    COMMANDS,
+    OVER,
+    STATES,
+    State,
+    behind_cheaper_than_a_recompact,
+    behind_costing_more_than_the_plain_index,
 )
 
-OVER = 100
 UNDER = 10**6
 
 
-def a_model(storage: SqliteStorage) -> MemoryService:
-    """A service whose model writes a short summary naming every record."""
-    return service(storage, ScriptedSummarizer(merged_themes))
-
-
-# The states of the store doctor can find, each built as a user would get there.
-
-
-async def no_compact_shrinkable(storage: SqliteStorage) -> None:
-    await fill(service(storage), 60)
-
-
-async def no_compact_not_shrinkable(storage: SqliteStorage) -> None:
-    await fill(service(storage), 1)
-
-
-async def current(storage: SqliteStorage) -> None:
-    memory = service(storage)
-    await fill(memory, 60)
-    await memory.compact(Mode.MECHANICAL)
-
-
-async def behind_shrinkable(storage: SqliteStorage) -> None:
-    memory = service(storage)
-    records = await fill(memory, 60)
-    await memory.compact(Mode.MECHANICAL)
-    await memory.remove(records[0].name)
-
-
-async def behind_costing_more_than_the_plain_index(storage: SqliteStorage) -> None:
-    # A model compact of one record, then that record rewritten: the summary plus the
-    # record's catch-up line cost more than the plain index, and no compact of one record
-    # is smaller than the plain index.
-    memory = a_model(storage)
-    (record,) = await fill(memory, 1)
-    await memory.compact(Mode.LLM)
-    await memory.save(record.name, description="Rewritten after the compact")
-
-
-async def behind_cheaper_than_a_recompact(storage: SqliteStorage) -> None:
-    # The issue's case: a small model compact, a record saved since, and no model now.
-    memory = a_model(storage)
-    await fill(memory, 30)
-    await memory.compact(Mode.LLM)
-    await memory.save("saved-later", type="project", description="Written after it", body="")
-
-
-State = Callable[[SqliteStorage], Awaitable[None]]
-STATES: list[tuple[State, list[Remedy]]] = [
-    (no_compact_shrinkable, [Remedy.COMPACT, Remedy.CURATE]),
-    (no_compact_not_shrinkable, [Remedy.CURATE]),
-    (current, [Remedy.CURATE]),
-    (behind_shrinkable, [Remedy.COMPACT, Remedy.CURATE]),
-    (behind_costing_more_than_the_plain_index, [Remedy.CLEAR, Remedy.CURATE]),
-    (behind_cheaper_than_a_recompact, [Remedy.CURATE]),
-]
-
-# What doctor's advice must name for each remedy, and how the test then runs it: compacting
-# in auto mode with no model configured (the mechanical fallback), as the issue's user did.
-COMMANDS = {
-    Remedy.COMPACT: "run `lazy memory compact`",
-    Remedy.CLEAR: "run `lazy memory compact --clear`",
-    Remedy.CURATE: "raise [memory] warn_bytes",
-}
-
-
+# How the test runs each remedy: compacting in auto mode with no model configured (the
+# mechanical fallback), as the issue's user did.
 async def run_remedy(memory: MemoryService, diagnosis: Diagnosis) -> None:
     """Do what doctor advised; raises if it fails."""
     if diagnosis.remedy is Remedy.COMPACT:

@@ -10,33 +10,14 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
 from pathlib import Path
 
 from tests.e2e.conftest import Lazy
 from tests.e2e.init_claude_code.files import users_files
+from tests.e2e.init_claude_code.repository import git
 
 LOCAL = ".claude/settings.local.json"
 COMMIT = ["lazy.toml", ".claude/settings.json", ".mcp.json", ".claude/.gitignore"]
-
-
-def git(project: Path, *arguments: str) -> str:
-    done = subprocess.run(
-        ["git", "-C", str(project), *arguments],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env={
-            "GIT_AUTHOR_NAME": "t",
-            "GIT_AUTHOR_EMAIL": "t@example.org",
-            "GIT_COMMITTER_NAME": "t",
-            "GIT_COMMITTER_EMAIL": "t@example.org",
-            "PATH": "/usr/bin:/bin",
-            "HOME": str(project.parent / "home"),
-        },
-    )
-    assert done.returncode == 0, done.stderr
-    return done.stdout
 
 
 def staged_by_add_all(project: Path) -> list[str]:

@@ -17,7 +17,7 @@ import pytest
 
 from tests.e2e.conftest import Lazy
 from tests.e2e.init_claude_code.files import HOOK_COMMAND, our_hook, our_server, read_json
-from tests.e2e.init_claude_code.test_git import git
+from tests.e2e.init_claude_code.repository import git
 
 FILES: dict[str, dict[str, Any]] = {
     ".claude/settings.json": {
